@@ -1,0 +1,1 @@
+"""Everything that chooses actions: baselines and trained policies (to come)."""
