@@ -1,0 +1,487 @@
+"""The batched game engine: B games of gin rummy per call, each in its own phase.
+
+``init(batch_size, rules, seed)`` deals B games; ``legal_action_mask(state)`` gives the
+``(B, NUM_ACTIONS)`` mask of the player to move; ``step(state, actions)`` applies one
+action per game. No Python loop runs over the batch: each phase is a boolean mask and
+the games in it are updated together.
+
+``step`` updates the state **in place** and returns it (copying ~40 arrays a step would
+cost more than the rules); ``state.copy()`` keeps a snapshot. An illegal action raises
+``ValueError`` naming the game, the action and the phase, before anything is changed.
+
+Phases: ``OFFER`` (the first-turn upcard offer: the non-dealer, then the dealer, may take
+it or pass), ``FORCED_DRAW`` (both passed: the non-dealer must draw from the stock),
+``DRAW`` (stock or discard pile), ``DISCARD`` (discard, knock, or big gin), ``DONE``.
+
+A hand ends by a knock (or gin, or big gin, scored by ``ginenv.scoring``), as a dead
+hand (the player who drew the third-last stock card discards without knocking, leaving
+2), or truncated after ``rules.max_turns`` draws (house rule; no score, like a dead
+hand). In ``"hand"`` mode a game is one hand; in ``"match"`` mode hands are dealt until
+a running total reaches the target, the dealer following the preset's rule (the same
+dealer after a dead, truncated or drawn hand). With ``auto_reset=True`` a finished game
+is dealt anew in place, so a training loop never stops; the step's events
+(``hand_ended``, ``game_ended``, ``hand_points``, ``final_scores``, ``winner``) describe
+the game that finished.
+
+Determinism: game i of ``init(B, rules, seed)`` has the game seed
+``splitmix64(splitmix64(seed) + i)``, and every random choice of that game (the cut
+for the first dealer, each deal) is a hash of its game seed, its game counter (for
+auto-reset) and its hand counter. ``init(1, rules, game_seeds=[that seed])`` therefore
+plays exactly game i, whatever the batch size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ginenv import actions as A
+from ginenv import melds
+from ginenv.cards import CARD_VALUES, NUM_CARDS, format_card
+from ginenv.rules import Rules, resolve
+from ginenv.scoring import KIND_NAMES, match_final, score_hands
+
+# Phases.
+OFFER, FORCED_DRAW, DRAW, DISCARD, DONE = 0, 1, 2, 3, 4
+PHASE_NAMES = ("offer", "forced_draw", "draw", "discard", "done")
+# How a hand ended (``State.hand_kind``): the scoring kinds, then these.
+DEAD, TRUNCATED, NONE = len(KIND_NAMES), len(KIND_NAMES) + 1, -1
+HAND_KIND_NAMES = KIND_NAMES + ("dead", "truncated")
+MODES = ("hand", "match")
+
+HAND_SIZE = 10
+STOCK_START = 2 * HAND_SIZE + 1  # deck[0:20] dealt, deck[20] the upcard, the rest the stock
+DEAD_STOCK = 2  # the hand is dead when a discard leaves this many stock cards
+
+_U64 = np.uint64
+_GOLDEN = _U64(0x9E3779B97F4A7C15)
+
+
+def splitmix64(x):
+    """The splitmix64 finaliser, on uint64 arrays (wrapping arithmetic)."""
+    z = np.asarray(x, dtype=_U64) + _GOLDEN
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    return z ^ (z >> _U64(31))
+
+
+def game_seeds(seed: int, batch_size: int) -> np.ndarray:
+    """The seeds of the B games of ``init(B, rules, seed)``."""
+    return splitmix64(splitmix64(np.array([seed % (1 << 64)], _U64)) + np.arange(batch_size, dtype=_U64))
+
+
+def _stream(game_seed, game_no, hand_no):
+    """The random key of one deal (hand_no >= 0) or one cut (hand_no = -1)."""
+    g = splitmix64(np.asarray(game_seed, _U64) + np.asarray(game_no, _U64) * _U64(0xD1B54A32D192ED03))
+    return splitmix64(g + (np.asarray(hand_no, np.int64) + 1).astype(_U64))
+
+
+def shuffled_decks(game_seed, game_no, hand_no) -> np.ndarray:
+    """``(k, 52)`` int8 decks: the order of the cards for each deal."""
+    key = _stream(game_seed, game_no, hand_no)
+    card_keys = splitmix64(key[:, None] ^ (np.arange(NUM_CARDS, dtype=_U64) * _GOLDEN))
+    return np.argsort(card_keys, axis=1, kind="stable").astype(np.int8)
+
+
+def first_dealers(game_seed, game_no) -> np.ndarray:
+    """The cut for the first dealer: player 0 or 1, a fair coin from the game's stream."""
+    return (_stream(game_seed, game_no, -1) >> _U64(63)).astype(np.int8)
+
+
+@dataclass
+class State:
+    """B games. Every field is a ``(B, ...)`` numpy array.
+
+    Fields starting with ``_`` are private: no player may see them whole (each player
+    sees its own row of ``_hands``). The rest is public table knowledge or bookkeeping.
+    """
+
+    rules: Rules
+    mode: str
+    auto_reset: bool
+    _hands: np.ndarray  # (B, 2, 52) bool: [game, player, card] cards held
+    _deck: np.ndarray  # (B, 52) int8: this hand's deck; the stock is _deck[stock_pos:], top first
+    stock_pos: np.ndarray  # (B,) int8: index in _deck of the top stock card; stock size = 52 - stock_pos
+    pile: np.ndarray  # (B, 52) int8: discard pile bottom first, pile[:pile_size]; rest -1
+    pile_size: np.ndarray  # (B,) int8
+    took: np.ndarray  # (B, 2, 52) bool: cards each player took from the discard pile this hand
+    discarded: np.ndarray  # (B, 2, 52) bool: cards each player discarded face up this hand
+    passed: np.ndarray  # (B, 2, 52) bool: the upcard, where that player passed on it
+    taken: np.ndarray  # (B,) int8: card taken from the pile this turn (may not be discarded), -1 none
+    knock_card: np.ndarray  # (B,) int8: the face-down knock card of the last hand, -1 none
+    phase: np.ndarray  # (B,) int8: OFFER, FORCED_DRAW, DRAW, DISCARD or DONE
+    current: np.ndarray  # (B,) int8: the player to move (0 or 1)
+    dealer: np.ndarray  # (B,) int8
+    turn: np.ndarray  # (B,) int16: draws so far this hand (both players)
+    knock_limit: np.ndarray  # (B,) int8: this hand's knock limit (Oklahoma: from the upcard)
+    after_discard: np.ndarray  # (B, 52) uint8: in DISCARD, the mover's deadwood after each discard
+    big_gin_ok: np.ndarray  # (B,) bool: in DISCARD, the mover may declare big gin
+    scores: np.ndarray  # (B, 2) int32: running match totals (hand points)
+    hands_won: np.ndarray  # (B, 2) int16
+    hands_played: np.ndarray  # (B,) int16: including dead and truncated hands
+    dead_hands: np.ndarray  # (B,) int16: dead and truncated hands
+    hand_no: np.ndarray  # (B,) int32: hands dealt in this game (the deal's stream)
+    game_no: np.ndarray  # (B,) int32: games played in this slot (auto-reset)
+    game_seed: np.ndarray  # (B,) uint64
+    # Events of the last step (overwritten by every step):
+    hand_ended: np.ndarray  # (B,) bool: a hand ended in this step
+    game_ended: np.ndarray  # (B,) bool: the game ended in this step (then maybe auto-reset)
+    hand_kind: np.ndarray  # (B,) int8: how the last hand ended (HAND_KIND_NAMES), -1 none yet
+    hand_points: np.ndarray  # (B, 2) int32: points of the hand that ended in this step
+    last_hands: np.ndarray  # (B, 2, 52) bool: both hands as they ended (knocker after the knock)
+    final_scores: np.ndarray  # (B, 2) int32: totals with bonuses of a game that ended (match mode)
+    winner: np.ndarray  # (B,) int8: winner of a game that ended: 0, 1, or -1 (draw / none)
+
+    @property
+    def batch_size(self) -> int:
+        return len(self.phase)
+
+    @property
+    def stock_size(self) -> np.ndarray:
+        return NUM_CARDS - self.stock_pos.astype(np.int16)
+
+    @property
+    def done(self) -> np.ndarray:
+        return self.phase == DONE
+
+    def copy(self) -> "State":
+        return dataclasses.replace(self, **{
+            f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), np.ndarray)})
+
+    def stock(self, game: int) -> np.ndarray:
+        """The stock of one game, top card first (private)."""
+        return self._deck[game, self.stock_pos[game]:].astype(np.int64)
+
+    def hand(self, game: int, player: int) -> np.ndarray:
+        """The card ids one player holds (private to that player)."""
+        return np.flatnonzero(self._hands[game, player])
+
+
+def _zeros(*shape, dtype):
+    return np.zeros(shape, dtype=dtype)
+
+
+def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mode: str = "match",
+         auto_reset: bool = False, game_seeds_: np.ndarray | None = None, decks: np.ndarray | None = None,
+         dealers: np.ndarray | None = None) -> State:
+    """Deal B new games.
+
+    ``game_seeds_`` (``(B,)`` uint64) replaces the seeds derived from ``seed``. For
+    scripted games, ``decks`` (``(B, 52)`` card orders) and ``dealers`` (``(B,)``) set
+    the first deal: the non-dealer gets ``deck[0:20:2]``, the dealer ``deck[1:20:2]``,
+    ``deck[20]`` is the upcard and ``deck[21:]`` the stock, top first. Later deals come
+    from the seeds.
+    """
+    rules = resolve(rules)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    b = int(batch_size)
+    if game_seeds_ is None:
+        seeds = game_seeds(int(seed), b)
+    else:
+        seeds = np.asarray(game_seeds_, dtype=_U64).reshape(-1)
+        if len(seeds) != b:
+            raise ValueError(f"game_seeds_ has {len(seeds)} seeds for a batch of {b}")
+    state = State(
+        rules=rules, mode=mode, auto_reset=auto_reset,
+        _hands=_zeros(b, 2, NUM_CARDS, dtype=bool), _deck=_zeros(b, NUM_CARDS, dtype=np.int8),
+        stock_pos=_zeros(b, dtype=np.int8), pile=np.full((b, NUM_CARDS), -1, np.int8),
+        pile_size=_zeros(b, dtype=np.int8), took=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        discarded=_zeros(b, 2, NUM_CARDS, dtype=bool), passed=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        taken=np.full(b, -1, np.int8), knock_card=np.full(b, -1, np.int8), phase=_zeros(b, dtype=np.int8),
+        current=_zeros(b, dtype=np.int8), dealer=_zeros(b, dtype=np.int8), turn=_zeros(b, dtype=np.int16),
+        knock_limit=_zeros(b, dtype=np.int8), after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
+        big_gin_ok=_zeros(b, dtype=bool), scores=_zeros(b, 2, dtype=np.int32),
+        hands_won=_zeros(b, 2, dtype=np.int16), hands_played=_zeros(b, dtype=np.int16),
+        dead_hands=_zeros(b, dtype=np.int16), hand_no=_zeros(b, dtype=np.int32),
+        game_no=_zeros(b, dtype=np.int32), game_seed=seeds,
+        hand_ended=_zeros(b, dtype=bool), game_ended=_zeros(b, dtype=bool), hand_kind=np.full(b, NONE, np.int8),
+        hand_points=_zeros(b, 2, dtype=np.int32), last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        final_scores=_zeros(b, 2, dtype=np.int32), winner=np.full(b, -1, np.int8),
+    )
+    _new_games(state, np.arange(b), decks, dealers)
+    return state
+
+
+def _new_games(s: State, idx: np.ndarray, decks=None, dealers=None) -> None:
+    """Start fresh games in the slots ``idx``: zero scores, cut for the dealer, deal."""
+    s.scores[idx] = 0
+    s.hands_won[idx] = 0
+    s.hands_played[idx] = 0
+    s.dead_hands[idx] = 0
+    s.hand_no[idx] = 0
+    s.dealer[idx] = first_dealers(s.game_seed[idx], s.game_no[idx]) if dealers is None else dealers
+    _deal(s, idx, decks)
+
+
+def _deal(s: State, idx: np.ndarray, decks=None) -> None:
+    """Deal a hand in the games ``idx`` (dealer already set)."""
+    if decks is None:
+        deck = shuffled_decks(s.game_seed[idx], s.game_no[idx], s.hand_no[idx])
+    else:
+        deck = np.asarray(decks, np.int8).reshape(len(idx), NUM_CARDS)
+        if (np.sort(deck, axis=1) != np.arange(NUM_CARDS)).any():
+            raise ValueError("each deck must hold the 52 cards once each")
+    s._deck[idx] = deck
+    hands = np.zeros((len(idx), 2, NUM_CARDS), bool)
+    rows = np.arange(len(idx))[:, None]
+    # Alternate dealing: the non-dealer gets deck[0], deck[2], ...; the dealer deck[1], ...
+    nondealer = 1 - s.dealer[idx].astype(np.int64)
+    hands[rows, nondealer[:, None], deck[:, 0:2 * HAND_SIZE:2]] = True
+    hands[rows, 1 - nondealer[:, None], deck[:, 1:2 * HAND_SIZE:2]] = True
+    s._hands[idx] = hands
+    upcard = deck[:, 2 * HAND_SIZE]
+    s.pile[idx] = -1
+    s.pile[idx, 0] = upcard
+    s.pile_size[idx] = 1
+    s.stock_pos[idx] = STOCK_START
+    s.took[idx] = False
+    s.discarded[idx] = False
+    s.passed[idx] = False
+    s.taken[idx] = -1
+    s.phase[idx] = OFFER
+    s.current[idx] = nondealer
+    s.turn[idx] = 0
+    limit = s.rules.knock_limit
+    if s.rules.oklahoma:  # the upcard's value; an ace means gin only
+        value = CARD_VALUES[upcard]
+        s.knock_limit[idx] = np.where(value == 1, 0, np.minimum(value, limit))
+    else:
+        s.knock_limit[idx] = limit
+    s.big_gin_ok[idx] = False
+    s.after_discard[idx] = melds.NOT_IN_HAND
+    s.hand_no[idx] += 1
+
+
+# ------------------------------------------------------------------------ legality
+def legal_action_mask(s: State) -> np.ndarray:
+    """``(B, NUM_ACTIONS)`` bool: the legal actions of the player to move (none when DONE)."""
+    b = s.batch_size
+    mask = np.zeros((b, A.NUM_ACTIONS), bool)
+    phase = s.phase
+    offer = phase == OFFER
+    mask[:, A.TAKE_DISCARD] = offer | (phase == DRAW)
+    mask[:, A.PASS] = offer
+    mask[:, A.DRAW_STOCK] = (phase == FORCED_DRAW) | (phase == DRAW)
+    d = np.flatnonzero(phase == DISCARD)
+    if d.size:
+        hand = s._hands[d, s.current[d]]
+        taken = s.taken[d]
+        has_taken = np.flatnonzero(taken >= 0)
+        hand[has_taken, taken[has_taken]] = False  # never the card just taken
+        mask[d, A.DISCARD:A.KNOCK] = hand
+        mask[d, A.KNOCK:A.DRAW_STOCK] = hand & (s.after_discard[d] <= s.knock_limit[d, None])
+        mask[d, A.BIG_GIN] = s.big_gin_ok[d]
+    return mask
+
+
+def is_legal(s: State, actions: np.ndarray) -> np.ndarray:
+    """``(B,)`` bool: whether each game's action is legal (one lookup per game, no mask)."""
+    a = actions
+    phase = s.phase
+    rows = np.arange(s.batch_size)
+    card = np.clip(A.card_of(a), 0, NUM_CARDS - 1)
+    held = s._hands[rows, s.current, card] & (card != s.taken)
+    in_discard = phase == DISCARD
+    return np.select(
+        [a < A.KNOCK, a < A.DRAW_STOCK, a == A.DRAW_STOCK, a == A.TAKE_DISCARD, a == A.PASS, a == A.BIG_GIN],
+        [in_discard & held,
+         in_discard & held & (s.after_discard[rows, card] <= s.knock_limit),
+         (phase == FORCED_DRAW) | (phase == DRAW),
+         (phase == OFFER) | (phase == DRAW),
+         phase == OFFER,
+         in_discard & s.big_gin_ok],
+        False)
+
+
+def _check_actions(s: State, actions) -> np.ndarray:
+    a = np.asarray(actions)
+    if a.shape != (s.batch_size,):
+        raise ValueError(f"actions must have shape ({s.batch_size},), one per game; got {a.shape}")
+    if not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"actions must be integers, got dtype {a.dtype}")
+    a = a.astype(np.int64)
+    bad_range = np.flatnonzero((a < 0) | (a >= A.NUM_ACTIONS))
+    if bad_range.size:
+        i = bad_range[0]
+        raise ValueError(f"game {i}: action {a[i]} is out of range 0..{A.NUM_ACTIONS - 1}")
+    bad = np.flatnonzero(~is_legal(s, a) & (s.phase != DONE))
+    if bad.size:
+        i = int(bad[0])
+        extra = ""
+        if s.phase[i] == DISCARD and A.card_of(a[i]) == s.taken[i] and s.taken[i] >= 0:
+            extra = f" ({format_card(s.taken[i])} was just taken from the discard pile)"
+        elif A.is_knock(a[i]) and s.phase[i] == DISCARD and s._hands[i, s.current[i], A.card_of(a[i])]:
+            extra = f" (deadwood after it would be {s.after_discard[i, A.card_of(a[i])]}, limit {s.knock_limit[i]})"
+        raise ValueError(f"game {i}: illegal action {a[i]} ({A.describe(a[i])}) in phase "
+                         f"{PHASE_NAMES[s.phase[i]]} for player {s.current[i]}{extra}; "
+                         f"{bad.size} illegal action(s) in all, nothing was applied")
+    return a
+
+
+# ---------------------------------------------------------------------------- step
+def step(s: State, actions) -> State:
+    """Apply one action per game (in place) and return the state. Games that are DONE
+    take any action (it is ignored) unless ``auto_reset`` dealt them anew."""
+    a = _check_actions(s, actions)
+    a[s.phase == DONE] = A.NUM_ACTIONS  # finished games: matches no action below
+    s.hand_ended[:] = False
+    s.game_ended[:] = False
+    s.hand_points[:] = 0
+    player = s.current.astype(np.int64)
+
+    _draw(s, np.flatnonzero(a == A.DRAW_STOCK), player, from_stock=True)
+    _draw(s, np.flatnonzero(a == A.TAKE_DISCARD), player, from_stock=False)
+    _prepare_discard(s, np.flatnonzero((a == A.DRAW_STOCK) | (a == A.TAKE_DISCARD)), player)
+    _pass(s, np.flatnonzero(a == A.PASS), player)
+    _discard(s, np.flatnonzero(a < A.KNOCK), a, player)
+    _knock(s, np.flatnonzero((a >= A.KNOCK) & (a < A.DRAW_STOCK)), a, player, big=False)
+    _knock(s, np.flatnonzero(a == A.BIG_GIN), a, player, big=True)
+
+    if s.auto_reset:
+        over = np.flatnonzero(s.game_ended)
+        if over.size:
+            s.game_no[over] += 1
+            _new_games(s, over)
+    return s
+
+
+def _draw(s: State, idx, player, from_stock: bool) -> None:
+    if not idx.size:
+        return
+    p = player[idx]
+    if from_stock:
+        card = s._deck[idx, s.stock_pos[idx]].astype(np.int64)
+        s.stock_pos[idx] += 1
+        s.taken[idx] = -1
+    else:
+        top = s.pile_size[idx].astype(np.int64) - 1
+        card = s.pile[idx, top].astype(np.int64)
+        s.pile[idx, top] = -1
+        s.pile_size[idx] -= 1
+        s.took[idx, p, card] = True
+        s.taken[idx] = card
+    s._hands[idx, p, card] = True
+    s.turn[idx] += 1
+    s.phase[idx] = DISCARD
+
+
+def _prepare_discard(s: State, idx, player) -> None:
+    """After a draw: the mover's knock test and, where allowed, big gin."""
+    if not idx.size:
+        return
+    p = player[idx]
+    s.big_gin_ok[idx] = False
+    masks = melds.suit_masks(s._hands[idx, p])
+    after = melds.masks_after_discard(masks)
+    s.after_discard[idx] = after
+    if s.rules.big_gin:
+        # 11 melded cards include a meld of 4+, so some discard leaves 0: test only those.
+        maybe = np.flatnonzero(after.min(1) == 0)
+        s.big_gin_ok[idx[maybe]] = melds.masks_deadwood(masks[maybe]) == 0
+
+
+def _pass(s: State, idx, player) -> None:
+    if not idx.size:
+        return
+    p = player[idx]
+    upcard = s.pile[idx, 0].astype(np.int64)
+    s.passed[idx, p, upcard] = True
+    first = p != s.dealer[idx]  # the non-dealer passed: the dealer is offered the upcard
+    s.current[idx] = np.where(first, s.dealer[idx], 1 - s.dealer[idx])
+    s.phase[idx] = np.where(first, OFFER, FORCED_DRAW)
+
+
+def _push(s: State, idx, p, card) -> None:
+    s._hands[idx, p, card] = False
+    s.pile[idx, s.pile_size[idx]] = card
+    s.pile_size[idx] += 1
+    s.taken[idx] = -1
+    s.big_gin_ok[idx] = False
+
+
+def _discard(s: State, idx, a, player) -> None:
+    if not idx.size:
+        return
+    p, card = player[idx], a[idx]
+    _push(s, idx, p, card)
+    s.discarded[idx, p, card] = True
+    s.knock_card[idx] = -1
+    dead = s.stock_pos[idx] >= NUM_CARDS - DEAD_STOCK
+    truncated = ~dead & (s.turn[idx] >= s.rules.max_turns)
+    going = ~(dead | truncated)
+    on = idx[going]
+    s.current[on] = 1 - p[going]
+    s.phase[on] = DRAW
+    ended = idx[~going]
+    if ended.size:
+        kind = np.where(dead[~going], DEAD, TRUNCATED)
+        _end_hand(s, ended, kind, np.zeros((ended.size, 2), np.int64), winner=np.full(ended.size, -1))
+
+
+def _knock(s: State, idx, a, player, big: bool) -> None:
+    if not idx.size:
+        return
+    p = player[idx]
+    if big:
+        s.knock_card[idx] = -1
+    else:
+        card = a[idx] - A.KNOCK
+        _push(s, idx, p, card)
+        s.knock_card[idx] = card
+    res = score_hands(s._hands[idx, p], s._hands[idx, 1 - p], s.rules,
+                      knock_limits=s.knock_limit[idx], big_gin=np.full(idx.size, big))
+    kp, dp = res["knocker_points"], res["defender_points"]
+    points = np.zeros((idx.size, 2), np.int64)
+    rows = np.arange(idx.size)
+    points[rows, p] = kp
+    points[rows, 1 - p] = dp
+    winner = np.where(kp > 0, p, np.where(dp > 0, 1 - p, -1))
+    _end_hand(s, idx, res["kind"], points, winner)
+
+
+def _end_hand(s: State, idx, kind, points, winner) -> None:
+    """Book a finished hand, then end the game or deal the next hand."""
+    s.hand_ended[idx] = True
+    s.hand_kind[idx] = kind
+    s.hand_points[idx] = points
+    s.last_hands[idx] = s._hands[idx]
+    s.scores[idx] += points.astype(np.int32)
+    rows = np.flatnonzero(winner >= 0)
+    s.hands_won[idx[rows], winner[rows]] += 1
+    s.hands_played[idx] += 1
+    s.dead_hands[idx] += (kind == DEAD) | (kind == TRUNCATED)
+    if s.mode == "hand":
+        over = np.ones(idx.size, bool)
+    else:
+        over = s.scores[idx].max(1) >= s.rules.target
+    done = idx[over]
+    if done.size:
+        s.game_ended[done] = True
+        s.phase[done] = DONE
+        if s.mode == "match":
+            final, win = match_final(s.scores[done], s.hands_won[done], s.hands_played[done],
+                                     s.dead_hands[done], s.rules)
+            s.final_scores[done] = final
+            s.winner[done] = win
+        else:
+            s.final_scores[done] = s.hand_points[done]
+            s.winner[done] = winner[over]
+    nxt = idx[~over]
+    if nxt.size:
+        w = winner[~over]
+        dealer = s.dealer[nxt].astype(np.int64)
+        rule = s.rules.next_dealer
+        if rule == "alternate":
+            new = 1 - dealer
+        elif rule == "loser":
+            new = 1 - w
+        else:
+            new = w
+        s.dealer[nxt] = np.where(w >= 0, new, dealer)  # no winner: the same dealer again
+        _deal(s, nxt)
