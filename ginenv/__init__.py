@@ -1,7 +1,8 @@
 """ginenv: exact, fast Gin Rummy for reinforcement learning.
 
 Layers, bottom up: ``cards`` (ids and notation), ``melds`` (deadwood maths, batched),
-``rules`` (the presets as data), ``scoring`` (end of a hand and of a match).
+``rules`` (the presets as data), ``scoring`` (end of a hand and of a match), ``actions``
+(action ids) and ``core`` (the batched game engine).
 """
 
 from ginenv.cards import format_cards, parse_cards, to_hand

@@ -173,10 +173,10 @@ def set_options(masks: np.ndarray, include_base: bool = True):
     first = 0 if include_base else 1
     owner, local, starts = expand(count - first)
     digit = ((local + first).astype(np.int32)[:, None] // stride[owner].astype(np.int32)) % radix[owner]
-    bit = (np.uint16(1) << slot_rank[owner].astype(np.uint16))  # (k, width)
-    set_ranks = np.bitwise_or.reduce(np.where(digit >= 1, bit, np.uint16(0)), axis=1)
-    spared = np.stack([np.bitwise_or.reduce(np.where(digit == 2 + s, bit, np.uint16(0)), axis=1)
-                       for s in range(NUM_SUITS)], 1)
+    bit = np.left_shift(1, slot_rank[owner]).astype(np.uint16)  # (k, width); distinct ranks, so
+    set_ranks = (bit * (digit >= 1)).sum(1, dtype=np.uint16)  # a sum is an OR
+    suit_codes = np.arange(2, 2 + NUM_SUITS)[None, :, None]
+    spared = (bit[:, None, :] * (digit[:, None, :] == suit_codes)).sum(-1, dtype=np.uint16)
     held = masks[owner]
     return owner, held & ~(set_ranks[:, None] & ~spared), starts
 
