@@ -175,8 +175,11 @@ def set_options(masks: np.ndarray, include_base: bool = True):
     digit = ((local + first).astype(np.int32)[:, None] // stride[owner].astype(np.int32)) % radix[owner]
     bit = np.left_shift(1, slot_rank[owner]).astype(np.uint16)  # (k, width); distinct ranks, so
     set_ranks = (bit * (digit >= 1)).sum(1, dtype=np.uint16)  # a sum is an OR
-    suit_codes = np.arange(2, 2 + NUM_SUITS)[None, :, None]
-    spared = (bit[:, None, :] * (digit[:, None, :] == suit_codes)).sum(-1, dtype=np.uint16)
+    spared = np.zeros((len(owner), NUM_SUITS), np.uint16)  # per option, the card each quad keeps
+    rows = np.arange(len(owner))
+    for w in range(width):  # at most 3 slots for 11 cards
+        d = digit[:, w]
+        spared[rows, np.clip(d - 2, 0, NUM_SUITS - 1)] += bit[:, w] * (d >= 2)
     held = masks[owner]
     return owner, held & ~(set_ranks[:, None] & ~spared), starts
 
@@ -213,6 +216,20 @@ def masks_deadwood(masks: np.ndarray) -> np.ndarray:
     return out
 
 
+def _group_min(values: np.ndarray, owner: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
+    """Row-wise minimum of ``values`` per owner (each owner's rows contiguous, >= 1).
+
+    Loops over the position within a group (a handful: 3 for two ranks held three
+    times, 5 for four of a kind), never over the groups: cheaper than reduceat here."""
+    local = np.arange(len(owner)) - starts[owner]
+    out = values[starts].copy()
+    for j in range(1, int(local.max(initial=0)) + 1):
+        sel = np.flatnonzero(local == j)
+        rows = owner[sel]
+        out[rows] = np.minimum(out[rows], values[sel])
+    return out
+
+
 def masks_after_discard(masks: np.ndarray) -> np.ndarray:
     """``deadwood_after_discard`` from ``(n, 4)`` suit masks -> ``(n, 52)`` uint8.
 
@@ -221,11 +238,14 @@ def masks_after_discard(masks: np.ndarray) -> np.ndarray:
     """
     three, four = rank_counts_at_least_3(masks)
     out = _after_discard(masks)
-    np.minimum(out, _after_discard(masks & ~three[:, None]), out=out)
-    crowded = _crowded(three, four)
+    crowded = (three & (three - 1)) | four  # two+ ranks held 3+ times, or four of a kind
+    single = np.flatnonzero((three != 0) & (crowded == 0))
+    if single.size:  # one rank held three times: one more option, that set
+        out[single] = np.minimum(out[single], _after_discard(masks[single] & ~three[single, None]))
+    crowded = np.flatnonzero(crowded)
     if crowded.size:
-        _, opt_masks, starts = set_options(masks[crowded], include_base=False)
-        best = np.minimum.reduceat(_after_discard(opt_masks), starts)
+        owner, opt_masks, starts = set_options(masks[crowded], include_base=False)
+        best = _group_min(_after_discard(opt_masks), owner, starts, crowded.size)
         out[crowded] = np.minimum(out[crowded], best)
     np.minimum(out, NOT_IN_HAND, out=out)
     return out
@@ -247,10 +267,10 @@ def deadwood_after_discard(hands) -> np.ndarray:
     knock.
     """
     arr = np.asarray(hands)
-    masks = suit_masks(check_hands(arr))
-    if len(masks) and SUIT_COUNT[masks].sum(1).max() > MAX_AFTER_DISCARD_CARDS:
+    bits = hand_bits(check_hands(arr))
+    if len(bits) and np.bitwise_count(bits).max() > MAX_AFTER_DISCARD_CARDS:
         raise ValueError(f"deadwood_after_discard takes hands of at most {MAX_AFTER_DISCARD_CARDS} cards")
-    return masks_after_discard(masks).reshape(arr.shape)
+    return masks_after_discard(bits_to_masks(bits)).reshape(arr.shape)
 
 
 def best_melds(hand):
