@@ -131,7 +131,10 @@ class State:
     hand_kind: np.ndarray  # (B,) int8: how the last hand ended (HAND_KIND_NAMES), -1 none yet
     hand_points: np.ndarray  # (B, 2) int32: points of the hand that ended in this step
     last_hands: np.ndarray  # (B, 2, 52) bool: both hands as they ended (knocker after the knock)
+    last_knocker: np.ndarray  # (B,) int8: who knocked (or went gin) to end the last hand, -1 none
+    hand_turns: np.ndarray  # (B,) int16: draws in the hand that ended in this step
     final_scores: np.ndarray  # (B, 2) int32: totals with bonuses of a game that ended (match mode)
+    bonus_points: np.ndarray  # (B, 2) int32: end-of-match bonuses awarded in this step
     winner: np.ndarray  # (B,) int8: winner of a game that ended: 0, 1, or -1 (draw / none)
 
     @property
@@ -202,7 +205,8 @@ def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mo
         game_no=_zeros(b, dtype=np.int32), game_seed=seeds,
         hand_ended=_zeros(b, dtype=bool), game_ended=_zeros(b, dtype=bool), hand_kind=np.full(b, NONE, np.int8),
         hand_points=_zeros(b, 2, dtype=np.int32), last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        final_scores=_zeros(b, 2, dtype=np.int32), winner=np.full(b, -1, np.int8),
+        last_knocker=np.full(b, -1, np.int8), hand_turns=_zeros(b, dtype=np.int16),
+        final_scores=_zeros(b, 2, dtype=np.int32), bonus_points=_zeros(b, 2, dtype=np.int32), winner=np.full(b, -1, np.int8),
     )
     _new_games(state, np.arange(b), decks, dealers)
     return state
@@ -333,6 +337,7 @@ def step(s: State, actions) -> State:
     s.hand_ended[:] = False
     s.game_ended[:] = False
     s.hand_points[:] = 0
+    s.bonus_points[:] = 0
     player = s.current.astype(np.int64)
 
     _draw(s, np.flatnonzero(a == A.DRAW_STOCK), player, from_stock=True)
@@ -421,6 +426,7 @@ def _discard(s: State, idx, a, player) -> None:
     ended = idx[~going]
     if ended.size:
         kind = np.where(dead[~going], DEAD, TRUNCATED)
+        s.last_knocker[ended] = -1
         _end_hand(s, ended, kind, np.zeros((ended.size, 2), np.int64), winner=np.full(ended.size, -1))
 
 
@@ -442,6 +448,7 @@ def _knock(s: State, idx, a, player, big: bool) -> None:
     points[rows, p] = kp
     points[rows, 1 - p] = dp
     winner = np.where(kp > 0, p, np.where(dp > 0, 1 - p, -1))
+    s.last_knocker[idx] = p
     _end_hand(s, idx, res["kind"], points, winner)
 
 
@@ -451,6 +458,7 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
     s.hand_kind[idx] = kind
     s.hand_points[idx] = points
     s.last_hands[idx] = s._hands[idx]
+    s.hand_turns[idx] = s.turn[idx]
     s.scores[idx] += points.astype(np.int32)
     rows = np.flatnonzero(winner >= 0)
     s.hands_won[idx[rows], winner[rows]] += 1
@@ -468,6 +476,7 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
             final, win = match_final(s.scores[done], s.hands_won[done], s.hands_played[done],
                                      s.dead_hands[done], s.rules)
             s.final_scores[done] = final
+            s.bonus_points[done] = final - s.scores[done]
             s.winner[done] = win
         else:
             s.final_scores[done] = s.hand_points[done]

@@ -1,0 +1,147 @@
+"""Heuristic baselines. Each acts on a batch of observations and masks (no hidden state).
+
+Strategies, phase by phase:
+
+``random``
+    Every phase: a uniformly random legal action (seeded).
+
+``knock_early`` (the classic "simple player")
+    Upcard offer and draw: take the face-up card only if it lowers the best deadwood
+    reachable this turn (discarding anything but that card) or joins a meld; otherwise
+    pass / draw from the stock. Discard: declare big gin if it can; else knock as soon as
+    any knock is legal, with the card that leaves the least deadwood; else discard the
+    card that leaves the least deadwood, ties to the highest value, never the card just
+    taken.
+
+``gin_hunter``
+    Upcard offer and draw: take the face-up card only if it joins a meld. Discard: keep
+    melded cards, then pairs and run draws (cards of the same rank, or of the same suit
+    one or two ranks away); throw the least connected card, ties to the highest value.
+    It does not knock before gin (it declares gin or big gin when it can). As the stock
+    runs out (6 cards or fewer left, the hand about to die as a dead hand) it knocks as
+    soon as it legally can, like knock_early.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import check_batch
+from ginenv import actions as A
+from ginenv import melds
+from ginenv.cards import CARD_VALUES, NUM_CARDS
+from ginenv.observation import NUM_PLANES
+
+_PHASE = NUM_PLANES * NUM_CARDS  # scalars: phase one-hot (offer, forced, draw, discard, done), stock / 31
+_STOCK = _PHASE + 5
+_VALUES = CARD_VALUES.astype(np.int64)
+
+
+def _plane(obs, k):
+    return obs[:, k * NUM_CARDS:(k + 1) * NUM_CARDS]
+
+
+def _discard_key(mask52, after, score=None):
+    """Lower is better: least deadwood after (then lowest connection score), then
+    the highest value. Illegal cards get a huge key."""
+    key = after * 1000 + (10 - _VALUES)
+    if score is not None:
+        key = score * 100000 + key
+    return np.where(mask52, key, 1 << 40)
+
+
+class _Heuristic:
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observations, action_masks):
+        obs, mask = check_batch(observations, action_masks)
+        out = np.zeros(len(obs), np.int64)
+        phase = obs[:, _PHASE:_PHASE + 5].argmax(1)
+        pick = np.flatnonzero(phase <= 2)  # offer, forced draw, draw
+        if pick.size:
+            out[pick] = self._draw(obs[pick], mask[pick])
+        disc = np.flatnonzero(phase == 3)
+        if disc.size:
+            out[disc] = self._discard(obs[disc], mask[disc])
+        return out
+
+    def _draw(self, obs, mask):
+        hand = _plane(obs, 0) > 0.5
+        top = np.argmax(_plane(obs, 1), 1)
+        rows = np.arange(len(obs))
+        with_top = hand.copy()
+        with_top[rows, top] = True
+        masks10, masks11 = melds.suit_masks(hand), melds.suit_masks(with_top)
+        now = melds.masks_deadwood(masks10).astype(np.int64)
+        joins = melds.masks_deadwood(masks11) < now + _VALUES[top]
+        after = melds.masks_after_discard(masks11).astype(np.int64)
+        after[rows, top] = 1 << 20  # the card taken may not be discarded
+        lowers = after.min(1) < now
+        take = self.wants(joins, lowers)
+        take &= mask[:, A.TAKE_DISCARD]
+        other = np.where(mask[:, A.PASS], A.PASS, A.DRAW_STOCK)
+        return np.where(take, A.TAKE_DISCARD, other)
+
+    def _discard(self, obs, mask):
+        after = np.rint(_plane(obs, 7) * 100).astype(np.int64)
+        discards, knocks = mask[:, A.DISCARD:A.KNOCK], mask[:, A.KNOCK:A.DRAW_STOCK]
+        score = self.scores(obs)
+        best_discard = np.argmin(_discard_key(discards, after, score), 1)
+        best_knock = np.argmin(_discard_key(knocks, after), 1)
+        knock = self.knocks(obs, knocks, after)
+        out = np.where(knock, A.KNOCK + best_knock, A.DISCARD + best_discard)
+        return np.where(mask[:, A.BIG_GIN], A.BIG_GIN, out)
+
+
+class KnockEarly(_Heuristic):
+    name = "knock_early"
+
+    def wants(self, joins, lowers):
+        return joins | lowers
+
+    def scores(self, obs):
+        return None
+
+    def knocks(self, obs, knocks, after):
+        return knocks.any(1)
+
+
+class GinHunter(_Heuristic):
+    name = "gin_hunter"
+    endgame_stock = 6
+
+    def wants(self, joins, lowers):
+        return joins
+
+    def scores(self, obs):
+        """Connection score per card: 3 melded, else the number of pair / run-draw
+        partners held (capped at 2)."""
+        hand = (_plane(obs, 0) > 0.5).reshape(-1, 4, 13)
+        after = np.rint(_plane(obs, 7) * 100).astype(np.int64)
+        whole = melds.masks_deadwood(melds.suit_masks(hand.reshape(-1, NUM_CARDS))).astype(np.int64)
+        melded = (after.reshape(-1, 4, 13) > (whole[:, None, None] - _VALUES.reshape(4, 13))) & hand
+        same_rank = hand.sum(1, keepdims=True) - hand
+        padded = np.pad(hand, ((0, 0), (0, 0), (2, 2)))
+        near = sum(padded[:, :, 2 + d:15 + d] for d in (-2, -1, 1, 2))
+        partners = np.minimum(same_rank + near, 2)
+        return np.where(melded, 3, partners).reshape(-1, NUM_CARDS)
+
+    def knocks(self, obs, knocks, after):
+        gin = (knocks & (after == 0)).any(1)
+        endgame = obs[:, _STOCK] * 31 <= self.endgame_stock + 0.5
+        return gin | (endgame & knocks.any(1))
+
+
+class RandomAgent:
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, observations, action_masks):
+        _, mask = check_batch(observations, action_masks)
+        return (self.rng.random(mask.shape) * mask).argmax(1)
+
+
+BASELINES = {"random": RandomAgent, "knock_early": KnockEarly, "gin_hunter": GinHunter}

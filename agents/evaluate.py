@@ -1,0 +1,215 @@
+"""Evaluate agents: ``python -m agents.evaluate A B --matches N`` or ``--round-robin A B C``.
+
+A and B are baseline names (``random``, ``knock_early``, ``gin_hunter``) or checkpoint
+paths. Every match is played at once on the batched engine; seats and the first dealer
+alternate between matches. Reports matches won (with a 95% Wilson interval), hands won,
+mean points per hand, gin / knock / undercut / dead-hand rates and mean hand length, as
+a table and optionally JSON. ``--hands N`` plays single hands instead of matches.
+
+The round robin plays every pair and fits Bradley-Terry strengths to the match results
+(draws count half; minorisation-maximisation, Hunter 2004), shown on the Elo scale
+(400 log10, mean 1500).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from itertools import combinations
+
+import numpy as np
+
+from agents import BASELINES, make_agent
+from ginenv import core
+from ginenv.observation import observe
+from ginenv.rules import PRESETS, Rules
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: float, n: int, z: float = Z95):
+    """95% Wilson score interval for a proportion (draws may count half)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "match", progress=None,
+         max_steps: int = 200_000) -> dict:
+    """Play n games (matches or hands) of agent_a against agent_b and count everything.
+
+    Game i seats agent_a as player ``i % 2`` and deals first from player ``(i // 2) % 2``.
+    """
+    state = core.init(n, rules, seed, mode=mode, dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    a_seat = (np.arange(n) % 2).astype(np.int8)
+    rows = np.arange(n)
+    kinds = np.zeros((len(core.HAND_KIND_NAMES),), np.int64)
+    hands_won_a = hands_won_b = hands = turns = 0
+    points_a = points_b = 0
+    for step in range(max_steps):
+        live = ~state.done
+        if not live.any():
+            break
+        mask = core.legal_action_mask(state)
+        obs = observe(state, state.current)
+        actions = np.zeros(n, np.int64)
+        a_moves = live & (state.current == a_seat)
+        b_moves = live & ~a_moves
+        for agent, who in ((agent_a, a_moves), (agent_b, b_moves)):
+            idx = np.flatnonzero(who)
+            if idx.size:
+                actions[idx] = agent.act(obs[idx], mask[idx])
+        core.step(state, actions)
+        ended = np.flatnonzero(state.hand_ended)
+        if ended.size:
+            np.add.at(kinds, state.hand_kind[ended], 1)
+            pa = state.hand_points[ended, a_seat[ended]]
+            pb = state.hand_points[ended, 1 - a_seat[ended]]
+            hands_won_a += int((pa > 0).sum())
+            hands_won_b += int((pb > 0).sum())
+            points_a += int(pa.sum())
+            points_b += int(pb.sum())
+            hands += ended.size
+            turns += int(state.hand_turns[ended].sum())
+        if progress is not None:
+            progress(int(state.done.sum()), n)
+    else:
+        raise RuntimeError(f"games still running after {max_steps} steps")
+    if mode == "match":
+        w = state.winner
+        wins_a, wins_b = int((w == a_seat).sum()), int(((w >= 0) & (w != a_seat)).sum())
+    else:
+        pa = state.final_scores[rows, a_seat]  # in hand mode: that hand's points
+        pb = state.final_scores[rows, 1 - a_seat]
+        wins_a, wins_b = int((pa > 0).sum()), int((pb > 0).sum())
+    draws = n - wins_a - wins_b
+    score = wins_a + 0.5 * draws
+    lo, hi = wilson(score, n)
+    named = dict(zip(core.HAND_KIND_NAMES, kinds.tolist()))
+    return {
+        "a": getattr(agent_a, "name", str(agent_a)), "b": getattr(agent_b, "name", str(agent_b)),
+        "mode": mode, "games": n, "wins_a": wins_a, "wins_b": wins_b, "draws": draws,
+        "win_rate_a": score / n, "win_rate_a_ci95": [lo, hi],
+        "hands": hands, "hands_won_a": hands_won_a, "hands_won_b": hands_won_b,
+        "points_per_hand_a": points_a / max(hands, 1), "points_per_hand_b": points_b / max(hands, 1),
+        "gin_rate": (named["gin"] + named["big_gin"]) / max(hands, 1),
+        "knock_rate": (named["knock"] + named["tie"]) / max(hands, 1),
+        "undercut_rate": named["undercut"] / max(hands, 1),
+        "dead_rate": (named["dead"] + named["truncated"]) / max(hands, 1),
+        "mean_hand_length": turns / max(hands, 1),
+        "hand_kinds": named,
+    }
+
+
+def bradley_terry(names, results, iterations: int = 500):
+    """Strengths from pairwise results ``{(i, j): (wins_i, wins_j, draws)}``, Elo scale."""
+    k = len(names)
+    w = np.zeros((k, k))
+    for (i, j), (wi, wj, d) in results.items():
+        w[i, j] += wi + 0.5 * d
+        w[j, i] += wj + 0.5 * d
+    games = w + w.T
+    p = np.ones(k)
+    for _ in range(iterations):
+        total = w.sum(1)
+        denom = np.array([sum(games[i, j] / (p[i] + p[j]) for j in range(k) if j != i) for i in range(k)])
+        p = np.where(denom > 0, (total + 1e-3) / np.maximum(denom, 1e-12), p)  # a tiny prior keeps 0 wins finite
+        p /= np.exp(np.mean(np.log(p)))
+    return 1500 + 400 * np.log10(p)
+
+
+def _progress_bar(label):
+    start = time.time()
+
+    def show(done, total):
+        if not sys.stderr.isatty():
+            return
+        width = 30
+        filled = int(width * done / total)
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                         f"{time.time() - start:5.1f}s")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+    return show
+
+
+def format_report(r: dict) -> str:
+    unit = "matches" if r["mode"] == "match" else "hands"
+    lo, hi = r["win_rate_a_ci95"]
+    lines = [
+        f"{r['a']} vs {r['b']}: {r['games']} {unit}",
+        f"  {unit} won      {r['a']}: {r['wins_a']}  {r['b']}: {r['wins_b']}  draws: {r['draws']}",
+        f"  win rate {r['a']}: {r['win_rate_a']:.3f}  (95% CI {lo:.3f}-{hi:.3f})",
+        f"  hands won       {r['a']}: {r['hands_won_a']}  {r['b']}: {r['hands_won_b']}  of {r['hands']}",
+        f"  points / hand   {r['a']}: {r['points_per_hand_a']:.2f}  {r['b']}: {r['points_per_hand_b']:.2f}",
+        f"  gin {r['gin_rate']:.3f}  knock {r['knock_rate']:.3f}  undercut {r['undercut_rate']:.3f}  "
+        f"dead {r['dead_rate']:.3f}  mean hand length {r['mean_hand_length']:.1f} draws",
+    ]
+    if "seconds" in r:
+        lines.append(f"  {r['seconds']:.1f} s, {r['games'] / r['seconds']:.1f} {unit}/s")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m agents.evaluate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("agents", nargs="*", help="two agents (or more with --round-robin): "
+                   f"baseline names ({', '.join(BASELINES)}) or checkpoint paths")
+    p.add_argument("--matches", type=int, default=1000, help="matches per pair (default 1000)")
+    p.add_argument("--hands", type=int, default=None, help="evaluate N single hands instead of matches")
+    p.add_argument("--rules", default="standard", help=f"rules preset ({', '.join(PRESETS)})")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--round-robin", action="store_true", help="play every pair of the agents given")
+    p.add_argument("--json", default=None, help="write the results as JSON to this file")
+    args = p.parse_args(argv)
+    if args.rules not in PRESETS:
+        p.error(f"unknown rules preset {args.rules!r}; valid presets: {', '.join(PRESETS)}")
+    n = args.hands if args.hands is not None else args.matches
+    if n < 1:
+        p.error(f"--{'hands' if args.hands is not None else 'matches'} must be at least 1, got {n}")
+    if len(args.agents) < 2 or (len(args.agents) > 2 and not args.round_robin):
+        p.error("give two agents, or two or more with --round-robin")
+    mode = "hand" if args.hands is not None else "match"
+    try:
+        agents = [make_agent(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)]
+    except ValueError as e:
+        p.error(str(e))
+    rules = Rules.preset(args.rules)
+    names = list(args.agents)
+    results, reports = {}, []
+    for i, j in combinations(range(len(agents)), 2) if args.round_robin else [(0, 1)]:
+        t = time.time()
+        r = play(agents[i], agents[j], n, rules, args.seed, mode, _progress_bar(f"{names[i]} vs {names[j]}"))
+        r["a"], r["b"], r["seconds"] = names[i], names[j], time.time() - t
+        results[(i, j)] = (r["wins_a"], r["wins_b"], r["draws"])
+        reports.append(r)
+        print(format_report(r))
+    out = {"rules": args.rules, "seed": args.seed, "results": reports}
+    if args.round_robin:
+        ratings = bradley_terry(names, results)
+        rate = np.full((len(names), len(names)), np.nan)
+        for r, (i, j) in zip(reports, results):
+            rate[i, j], rate[j, i] = r["win_rate_a"], 1 - r["win_rate_a"]
+        width = max(len(x) for x in names) + 2
+        print("\nwin rate of the row against the column:")
+        print(" " * width + "".join(f"{x:>{width}}" for x in names) + f"{'rating':>10}")
+        for i, x in enumerate(names):
+            cells = "".join(f"{'-':>{width}}" if i == j else f"{rate[i, j]:>{width}.3f}" for j in range(len(names)))
+            print(f"{x:<{width}}{cells}{ratings[i]:>10.0f}")
+        print("ratings: Bradley-Terry fitted to the match results, Elo scale (400 log10), mean 1500")
+        out["ratings"] = dict(zip(names, ratings.tolist()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

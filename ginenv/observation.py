@@ -1,0 +1,117 @@
+"""What a player sees: ``observe(state, player)`` -> float32 features, batched.
+
+The observation depends only on what that player has seen: its own hand, the discard
+pile, which cards the opponent took from the pile or discarded or passed, and public
+counts. The stock's order and the opponent's other cards never enter it (the tests
+swap them and compare). ``perfect_information=True`` appends the opponent's hand, for
+oracle critics and debugging only.
+
+Layout (``OBS_VERSION`` 1), 9 planes of 52 (card ids of ``ginenv.cards``) then scalars:
+
+    plane 0   own hand
+    plane 1   top card of the discard pile (a knock card lies face down on it and shows
+              here only once the hand is over, when every hand is laid out anyway)
+    plane 2   the rest of the discard pile
+    plane 3   cards the opponent took from the discard pile and still holds
+    plane 4   cards the opponent discarded face up, and the upcard the opponent passed
+    plane 5   cards this player has not seen: the stock and the opponent's unknown cards
+    plane 6   the card this player may not discard this turn (just taken from the pile)
+    plane 7   own deadwood after discarding each card / 100 (this player's discard turn;
+              0 elsewhere and for cards not held)
+    plane 8   cards this player discarded face up (what the opponent knows it threw)
+    scalars   phase one-hot (5: offer, forced draw, draw, discard, done); stock size / 31;
+              is dealer; own deadwood (least, of the cards held) / 100; own and opponent
+              match totals / target; target / 100; hand's knock limit / 10; gin bonus /
+              100; undercut bonus / 100; big gin allowed; big gin can be declared now;
+              turns this hand / max_turns; player is on move
+    (perfect information) plane 9: the opponent's hand
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ginenv import core, melds
+from ginenv.cards import NUM_CARDS
+
+OBS_VERSION = 1
+NUM_PLANES = 9
+NUM_SCALARS = 5 + 13
+OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS  # 486
+PERFECT_OBS_SIZE = OBS_SIZE + NUM_CARDS  # 538
+PLANE_NAMES = ("own_hand", "top_discard", "rest_of_pile", "opponent_took", "opponent_discarded",
+               "unseen", "may_not_discard", "deadwood_after_discard", "own_discards")
+
+
+def obs_size(perfect_information: bool = False) -> int:
+    return PERFECT_OBS_SIZE if perfect_information else OBS_SIZE
+
+
+def observe(s: core.State, player, perfect_information: bool = False) -> np.ndarray:
+    """``(B, OBS_SIZE)`` float32 observations of ``player`` (an int or a ``(B,)`` array)."""
+    b = s.batch_size
+    rows = np.arange(b)
+    me = np.broadcast_to(np.asarray(player, np.int64), (b,))
+    opp = 1 - me
+    planes = np.zeros((b, NUM_PLANES + perfect_information, NUM_CARDS), np.float32)
+    own = s._hands[rows, me]
+    planes[:, 0] = own
+    size = s.pile_size.astype(np.int64)
+    has_pile = size > 0
+    top = s.pile[rows, np.maximum(size - 1, 0)].astype(np.int64)
+    # A knock card is face down only while the hand is scored: the hand is over, every
+    # hand is laid out, and it shows as the top card like any other.
+    planes[rows[has_pile], 1, top[has_pile]] = 1.0
+    in_pile = np.zeros((b, NUM_CARDS), bool)
+    valid = s.pile >= 0
+    r, c = np.nonzero(valid)
+    in_pile[r, s.pile[r, c]] = True
+    rest = in_pile.copy()
+    rest[rows[has_pile], top[has_pile]] = False
+    planes[:, 2] = rest
+    opp_known = s.took[rows, opp] & s._hands[rows, opp]  # taken from the pile, still held
+    planes[:, 3] = opp_known
+    planes[:, 4] = s.discarded[rows, opp] | s.passed[rows, opp]
+    planes[:, 5] = ~(own | in_pile | opp_known)
+    mine_to_move = (s.current == me) & (s.phase == core.DISCARD)
+    t = np.flatnonzero(mine_to_move & (s.taken >= 0))
+    planes[t, 6, s.taken[t]] = 1.0
+    d = np.flatnonzero(mine_to_move)
+    after = s.after_discard[d].astype(np.float32)
+    planes[d, 7] = np.where(after < melds.NOT_IN_HAND, after / 100.0, 0.0)
+    planes[:, 8] = s.discarded[rows, me]
+    if perfect_information:
+        planes[:, NUM_PLANES] = s._hands[rows, opp]
+
+    scalars = np.zeros((b, NUM_SCALARS), np.float32)
+    scalars[rows, s.phase] = 1.0
+    rules = s.rules
+    own_dead = np.zeros(b, np.float32)
+    if d.size:
+        own_dead[d] = s.after_discard[d].min(1)
+    other = np.flatnonzero(~mine_to_move)
+    if other.size:
+        own_dead[other] = melds.masks_deadwood(melds.suit_masks(own[other]))
+    scalars[:, 5:] = np.stack([
+        s.stock_size / 31.0,
+        s.dealer == me,
+        own_dead / 100.0,
+        s.scores[rows, me] / rules.target,
+        s.scores[rows, opp] / rules.target,
+        np.full(b, rules.target / 100.0),
+        s.knock_limit / 10.0,
+        np.full(b, rules.gin_bonus / 100.0),
+        np.full(b, rules.undercut_bonus / 100.0),
+        np.full(b, float(rules.big_gin)),
+        s.big_gin_ok & mine_to_move,
+        s.turn / rules.max_turns,
+        (s.current == me) & (s.phase != core.DONE),
+    ], axis=1)
+    return np.concatenate([planes.reshape(b, -1), scalars], axis=1)
+
+
+def action_mask_for(s: core.State, player) -> np.ndarray:
+    """``(B, NUM_ACTIONS)`` bool: the legal actions if ``player`` is on move, else none."""
+    mask = core.legal_action_mask(s)
+    mask &= (s.current == np.asarray(player))[:, None]
+    return mask

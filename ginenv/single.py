@@ -1,0 +1,116 @@
+"""A Gymnasium single-agent env: the learner against a fixed opponent.
+
+``SingleAgentEnv(opponent="knock_early", rules="standard")``, registered as
+``ginenv/GinRummy-v0``. The opponent is any object with the agents' batch ``act``
+method, or a baseline name (``agents.BASELINES``). The learner's legal actions are in
+``info["action_mask"]`` and ``action_masks()`` (what sb3-contrib's MaskablePPO reads).
+An illegal action ends the episode with ``illegal_reward`` (-1) and
+``info["illegal_action"]``, as PettingZoo's ``env()`` does (so unmasked samplers and
+Gymnasium's env checker work); ``illegal_action="raise"`` raises ``ValueError`` instead. Rewards and modes are those of
+``gin_rummy_v0``, from the learner's side. The learner's seat alternates by episode
+(``learner_seat="alternate"``) or is fixed (0 or 1).
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+
+from ginenv import core
+from ginenv.actions import NUM_ACTIONS, describe
+from ginenv.gin_rummy_v0 import hand_rewards
+from ginenv.observation import obs_size, observe
+from ginenv.render import render_text
+from ginenv.rules import resolve
+
+
+class SingleAgentEnv(gymnasium.Env):
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(self, opponent="random", rules=None, mode: str = "hand", learner_seat="alternate",
+                 reward_scale: float = 0.01, match_win_reward: float = 0.0, render_mode=None,
+                 perfect_information: bool = False, illegal_action: str = "penalize", illegal_reward: float = -1.0):
+        from agents import make_agent
+
+        if illegal_action not in ("penalize", "raise"):
+            raise ValueError(f"illegal_action must be 'penalize' or 'raise'; got {illegal_action!r}")
+        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        if learner_seat not in ("alternate", 0, 1):
+            raise ValueError(f"learner_seat must be 'alternate', 0 or 1; got {learner_seat!r}")
+        if mode not in core.MODES:
+            raise ValueError(f"mode must be one of {', '.join(core.MODES)}; got {mode!r}")
+        self.opponent = make_agent(opponent)
+        self.rules, self.mode, self.learner_seat = resolve(rules), mode, learner_seat
+        self.reward_scale, self.match_win_reward = float(reward_scale), float(match_win_reward)
+        self.render_mode, self.perfect_information = render_mode, perfect_information
+        self.observation_space = gymnasium.spaces.Box(0.0, np.inf, (obs_size(perfect_information),), np.float32)
+        self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
+        self._episode, self._base_seed, self._state, self.seat = 0, None, None, 0
+
+    def _mask(self):
+        s = self._state
+        if s.done[0] or s.current[0] != self.seat:
+            return np.zeros(NUM_ACTIONS, bool)
+        return core.legal_action_mask(s)[0]
+
+    def action_masks(self) -> np.ndarray:
+        return self._mask()
+
+    def _obs(self):
+        return observe(self._state, self.seat, self.perfect_information)[0]
+
+    def _opponent_moves(self) -> float:
+        """Let the opponent play until the learner is to move or the game is over."""
+        s, reward = self._state, 0.0
+        while not s.done[0] and s.current[0] != self.seat:
+            opp = 1 - self.seat
+            action = self.opponent.act(observe(s, opp), core.legal_action_mask(s))
+            core.step(s, np.asarray(action, np.int64).reshape(1))
+            if s.hand_ended[0]:
+                reward += float(hand_rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat])
+        return reward
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None or self._base_seed is None:
+            self._base_seed = int(self.np_random.integers(1 << 62))
+            self._episode = 0
+        else:
+            self._episode += 1
+        self.seat = self._episode % 2 if self.learner_seat == "alternate" else int(self.learner_seat)
+        self._state = core.init(1, self.rules, seed=self._base_seed + self._episode, mode=self.mode)
+        self._opponent_moves()
+        return self._obs(), {"action_mask": self._mask(), "seat": self.seat}
+
+    def step(self, action):
+        s = self._state
+        mask = self._mask()
+        a = int(action)
+        if not (0 <= a < NUM_ACTIONS and mask[a]):
+            legal = ", ".join(describe(x) for x in np.flatnonzero(mask))
+            message = f"illegal action {a} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
+            if self.illegal_action == "raise" or s.done[0]:
+                raise ValueError(message)
+            s.phase[0] = core.DONE  # the game ends here
+            info = {"action_mask": np.zeros(NUM_ACTIONS, bool), "seat": self.seat, "illegal_action": message}
+            return self._obs(), self.illegal_reward, True, False, info
+        core.step(s, np.array([a]))
+        reward = float(hand_rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat]) if s.hand_ended[0] else 0.0
+        reward += self._opponent_moves()
+        done = bool(s.done[0])
+        truncated = done and self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED
+        info = {"action_mask": self._mask(), "seat": self.seat}
+        if done:
+            info.update(hand_kind=core.HAND_KIND_NAMES[s.hand_kind[0]], final_scores=s.final_scores[0].tolist())
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), reward, done and not truncated, truncated, info
+
+    def render(self):
+        if self.render_mode is None:
+            return None
+        text = render_text(self._state, 0, viewer=self.seat)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
