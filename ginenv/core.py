@@ -106,6 +106,7 @@ class State:
     stock_pos: np.ndarray  # (B,) int8: index in _deck of the top stock card; stock size = 52 - stock_pos
     pile: np.ndarray  # (B, 52) int8: discard pile bottom first, pile[:pile_size]; rest -1
     pile_size: np.ndarray  # (B,) int8
+    pile_mask: np.ndarray  # (B, 52) bool: the cards in the discard pile
     took: np.ndarray  # (B, 2, 52) bool: cards each player took from the discard pile this hand
     discarded: np.ndarray  # (B, 2, 52) bool: cards each player discarded face up this hand
     passed: np.ndarray  # (B, 2, 52) bool: the upcard, where that player passed on it
@@ -118,6 +119,8 @@ class State:
     knock_limit: np.ndarray  # (B,) int8: this hand's knock limit (Oklahoma: from the upcard)
     after_discard: np.ndarray  # (B, 52) uint8: in DISCARD, the mover's deadwood after each discard
     big_gin_ok: np.ndarray  # (B,) bool: in DISCARD, the mover may declare big gin
+    legal: np.ndarray  # (B, NUM_ACTIONS) bool, read-only: legal actions of the player to move
+    _deadwood: np.ndarray  # (B, 2) int16: each player's least deadwood of the 10 cards last kept
     scores: np.ndarray  # (B, 2) int32: running match totals (hand points)
     hands_won: np.ndarray  # (B, 2) int16
     hands_played: np.ndarray  # (B,) int16: including dead and truncated hands
@@ -194,12 +197,13 @@ def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mo
         rules=rules, mode=mode, auto_reset=auto_reset,
         _hands=_zeros(b, 2, NUM_CARDS, dtype=bool), _deck=_zeros(b, NUM_CARDS, dtype=np.int8),
         stock_pos=_zeros(b, dtype=np.int8), pile=np.full((b, NUM_CARDS), -1, np.int8),
-        pile_size=_zeros(b, dtype=np.int8), took=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        pile_size=_zeros(b, dtype=np.int8), pile_mask=_zeros(b, NUM_CARDS, dtype=bool), took=_zeros(b, 2, NUM_CARDS, dtype=bool),
         discarded=_zeros(b, 2, NUM_CARDS, dtype=bool), passed=_zeros(b, 2, NUM_CARDS, dtype=bool),
         taken=np.full(b, -1, np.int8), knock_card=np.full(b, -1, np.int8), phase=_zeros(b, dtype=np.int8),
         current=_zeros(b, dtype=np.int8), dealer=_zeros(b, dtype=np.int8), turn=_zeros(b, dtype=np.int16),
         knock_limit=_zeros(b, dtype=np.int8), after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
-        big_gin_ok=_zeros(b, dtype=bool), scores=_zeros(b, 2, dtype=np.int32),
+        big_gin_ok=_zeros(b, dtype=bool), legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
+        _deadwood=_zeros(b, 2, dtype=np.int16), scores=_zeros(b, 2, dtype=np.int32),
         hands_won=_zeros(b, 2, dtype=np.int16), hands_played=_zeros(b, dtype=np.int16),
         dead_hands=_zeros(b, dtype=np.int16), hand_no=_zeros(b, dtype=np.int32),
         game_no=_zeros(b, dtype=np.int32), game_seed=seeds,
@@ -209,6 +213,7 @@ def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mo
         final_scores=_zeros(b, 2, dtype=np.int32), bonus_points=_zeros(b, 2, dtype=np.int32), winner=np.full(b, -1, np.int8),
     )
     _new_games(state, np.arange(b), decks, dealers)
+    _update_legal(state)
     return state
 
 
@@ -243,6 +248,9 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     s.pile[idx] = -1
     s.pile[idx, 0] = upcard
     s.pile_size[idx] = 1
+    s.pile_mask[idx] = False
+    s.pile_mask[idx, upcard] = True
+    s._deadwood[idx] = melds.masks_deadwood(melds.suit_masks(hands.reshape(-1, NUM_CARDS))).reshape(-1, 2)
     s.stock_pos[idx] = STOCK_START
     s.took[idx] = False
     s.discarded[idx] = False
@@ -264,7 +272,13 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
 
 # ------------------------------------------------------------------------ legality
 def legal_action_mask(s: State) -> np.ndarray:
-    """``(B, NUM_ACTIONS)`` bool: the legal actions of the player to move (none when DONE)."""
+    """``(B, NUM_ACTIONS)`` bool: the legal actions of the player to move (none when DONE).
+
+    Computed once per ``init`` / ``step`` and kept in ``state.legal`` (read-only)."""
+    return s.legal
+
+
+def _update_legal(s: State) -> None:
     b = s.batch_size
     mask = np.zeros((b, A.NUM_ACTIONS), bool)
     phase = s.phase
@@ -281,26 +295,8 @@ def legal_action_mask(s: State) -> np.ndarray:
         mask[d, A.DISCARD:A.KNOCK] = hand
         mask[d, A.KNOCK:A.DRAW_STOCK] = hand & (s.after_discard[d] <= s.knock_limit[d, None])
         mask[d, A.BIG_GIN] = s.big_gin_ok[d]
-    return mask
-
-
-def is_legal(s: State, actions: np.ndarray) -> np.ndarray:
-    """``(B,)`` bool: whether each game's action is legal (one lookup per game, no mask)."""
-    a = actions
-    phase = s.phase
-    rows = np.arange(s.batch_size)
-    card = np.clip(A.card_of(a), 0, NUM_CARDS - 1)
-    held = s._hands[rows, s.current, card] & (card != s.taken)
-    in_discard = phase == DISCARD
-    return np.select(
-        [a < A.KNOCK, a < A.DRAW_STOCK, a == A.DRAW_STOCK, a == A.TAKE_DISCARD, a == A.PASS, a == A.BIG_GIN],
-        [in_discard & held,
-         in_discard & held & (s.after_discard[rows, card] <= s.knock_limit),
-         (phase == FORCED_DRAW) | (phase == DRAW),
-         (phase == OFFER) | (phase == DRAW),
-         phase == OFFER,
-         in_discard & s.big_gin_ok],
-        False)
+    mask.flags.writeable = False
+    s.legal = mask
 
 
 def _check_actions(s: State, actions) -> np.ndarray:
@@ -314,7 +310,7 @@ def _check_actions(s: State, actions) -> np.ndarray:
     if bad_range.size:
         i = bad_range[0]
         raise ValueError(f"game {i}: action {a[i]} is out of range 0..{A.NUM_ACTIONS - 1}")
-    bad = np.flatnonzero(~is_legal(s, a) & (s.phase != DONE))
+    bad = np.flatnonzero(~s.legal[np.arange(s.batch_size), a] & (s.phase != DONE))
     if bad.size:
         i = int(bad[0])
         extra = ""
@@ -353,6 +349,7 @@ def step(s: State, actions) -> State:
         if over.size:
             s.game_no[over] += 1
             _new_games(s, over)
+    _update_legal(s)
     return s
 
 
@@ -369,6 +366,7 @@ def _draw(s: State, idx, player, from_stock: bool) -> None:
         card = s.pile[idx, top].astype(np.int64)
         s.pile[idx, top] = -1
         s.pile_size[idx] -= 1
+        s.pile_mask[idx, card] = False
         s.took[idx, p, card] = True
         s.taken[idx] = card
     s._hands[idx, p, card] = True
@@ -404,7 +402,9 @@ def _pass(s: State, idx, player) -> None:
 
 def _push(s: State, idx, p, card) -> None:
     s._hands[idx, p, card] = False
+    s._deadwood[idx, p] = s.after_discard[idx, card]
     s.pile[idx, s.pile_size[idx]] = card
+    s.pile_mask[idx, card] = True
     s.pile_size[idx] += 1
     s.taken[idx] = -1
     s.big_gin_ok[idx] = False

@@ -20,7 +20,8 @@ Layout (``OBS_VERSION`` 1), 9 planes of 52 (card ids of ``ginenv.cards``) then s
               0 elsewhere and for cards not held)
     plane 8   cards this player discarded face up (what the opponent knows it threw)
     scalars   phase one-hot (5: offer, forced draw, draw, discard, done); stock size / 31;
-              is dealer; own deadwood (least, of the cards held) / 100; own and opponent
+              is dealer; own deadwood / 100 (of the 10 cards kept; in this player's discard
+              turn, the least after a discard); own and opponent
               match totals / target; target / 100; hand's knock limit / 10; gin bonus /
               100; undercut bonus / 100; big gin allowed; big gin can be declared now;
               turns this hand / max_turns; player is on move
@@ -47,13 +48,22 @@ def obs_size(perfect_information: bool = False) -> int:
     return PERFECT_OBS_SIZE if perfect_information else OBS_SIZE
 
 
-def observe(s: core.State, player, perfect_information: bool = False) -> np.ndarray:
-    """``(B, OBS_SIZE)`` float32 observations of ``player`` (an int or a ``(B,)`` array)."""
+def observe(s: core.State, player, perfect_information: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+    """``(B, OBS_SIZE)`` float32 observations of ``player`` (an int or a ``(B,)`` array).
+
+    ``out`` (a ``(B, obs_size)`` float32 array) is filled instead of a new array."""
     b = s.batch_size
     rows = np.arange(b)
     me = np.broadcast_to(np.asarray(player, np.int64), (b,))
     opp = 1 - me
-    planes = np.zeros((b, NUM_PLANES + perfect_information, NUM_CARDS), np.float32)
+    n_planes = NUM_PLANES + perfect_information
+    if out is None:
+        out = np.empty((b, n_planes * NUM_CARDS + NUM_SCALARS), np.float32)
+    elif out.shape != (b, n_planes * NUM_CARDS + NUM_SCALARS) or out.dtype != np.float32:
+        raise ValueError(f"out must be a float32 array of shape {(b, n_planes * NUM_CARDS + NUM_SCALARS)}")
+    planes = out[:, :n_planes * NUM_CARDS].reshape(b, n_planes, NUM_CARDS)
+    planes[:, 1] = 0.0
+    planes[:, 6:8] = 0.0
     own = s._hands[rows, me]
     planes[:, 0] = own
     size = s.pile_size.astype(np.int64)
@@ -62,13 +72,9 @@ def observe(s: core.State, player, perfect_information: bool = False) -> np.ndar
     # A knock card is face down only while the hand is scored: the hand is over, every
     # hand is laid out, and it shows as the top card like any other.
     planes[rows[has_pile], 1, top[has_pile]] = 1.0
-    in_pile = np.zeros((b, NUM_CARDS), bool)
-    valid = s.pile >= 0
-    r, c = np.nonzero(valid)
-    in_pile[r, s.pile[r, c]] = True
-    rest = in_pile.copy()
-    rest[rows[has_pile], top[has_pile]] = False
-    planes[:, 2] = rest
+    in_pile = s.pile_mask
+    planes[:, 2] = in_pile
+    planes[rows[has_pile], 2, top[has_pile]] = 0.0
     opp_known = s.took[rows, opp] & s._hands[rows, opp]  # taken from the pile, still held
     planes[:, 3] = opp_known
     planes[:, 4] = s.discarded[rows, opp] | s.passed[rows, opp]
@@ -77,41 +83,36 @@ def observe(s: core.State, player, perfect_information: bool = False) -> np.ndar
     t = np.flatnonzero(mine_to_move & (s.taken >= 0))
     planes[t, 6, s.taken[t]] = 1.0
     d = np.flatnonzero(mine_to_move)
-    after = s.after_discard[d].astype(np.float32)
-    planes[d, 7] = np.where(after < melds.NOT_IN_HAND, after / 100.0, 0.0)
+    after = s.after_discard[d]
+    planes[d, 7] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(0.01)
     planes[:, 8] = s.discarded[rows, me]
     if perfect_information:
         planes[:, NUM_PLANES] = s._hands[rows, opp]
 
-    scalars = np.zeros((b, NUM_SCALARS), np.float32)
+    scalars = out[:, n_planes * NUM_CARDS:]
+    scalars[:, :5] = 0.0
     scalars[rows, s.phase] = 1.0
     rules = s.rules
-    own_dead = np.zeros(b, np.float32)
+    own_dead = s._deadwood[rows, me].astype(np.float32)
     if d.size:
-        own_dead[d] = s.after_discard[d].min(1)
-    other = np.flatnonzero(~mine_to_move)
-    if other.size:
-        own_dead[other] = melds.masks_deadwood(melds.suit_masks(own[other]))
-    scalars[:, 5:] = np.stack([
-        s.stock_size / 31.0,
-        s.dealer == me,
-        own_dead / 100.0,
-        s.scores[rows, me] / rules.target,
-        s.scores[rows, opp] / rules.target,
-        np.full(b, rules.target / 100.0),
-        s.knock_limit / 10.0,
-        np.full(b, rules.gin_bonus / 100.0),
-        np.full(b, rules.undercut_bonus / 100.0),
-        np.full(b, float(rules.big_gin)),
-        s.big_gin_ok & mine_to_move,
-        s.turn / rules.max_turns,
-        (s.current == me) & (s.phase != core.DONE),
-    ], axis=1)
-    return np.concatenate([planes.reshape(b, -1), scalars], axis=1)
+        own_dead[d] = after.min(1)
+    x = scalars[:, 5:]
+    x[:, 0] = s.stock_size / 31.0
+    x[:, 1] = s.dealer == me
+    x[:, 2] = own_dead / 100.0
+    x[:, 3] = s.scores[rows, me] / rules.target
+    x[:, 4] = s.scores[rows, opp] / rules.target
+    x[:, 5] = rules.target / 100.0
+    x[:, 6] = s.knock_limit / 10.0
+    x[:, 7] = rules.gin_bonus / 100.0
+    x[:, 8] = rules.undercut_bonus / 100.0
+    x[:, 9] = float(rules.big_gin)
+    x[:, 10] = s.big_gin_ok & mine_to_move
+    x[:, 11] = s.turn / rules.max_turns
+    x[:, 12] = (s.current == me) & (s.phase != core.DONE)
+    return out
 
 
 def action_mask_for(s: core.State, player) -> np.ndarray:
     """``(B, NUM_ACTIONS)`` bool: the legal actions if ``player`` is on move, else none."""
-    mask = core.legal_action_mask(s)
-    mask &= (s.current == np.asarray(player))[:, None]
-    return mask
+    return core.legal_action_mask(s) & (s.current == np.asarray(player))[:, None]

@@ -41,6 +41,9 @@ class VectorEnv:
     ``gin_rummy_v0`` (``reward_scale`` times own minus opponent points; in match mode the
     end-of-match bonuses at the end, plus ``match_win_reward`` to the winner).
     ``perfect_information`` appends the opponent's hand (for a privileged critic only).
+
+    For speed, the observations of ``step`` are written into one buffer that the next
+    ``step`` overwrites: copy ``obs`` to keep it (a rollout buffer does anyway).
     """
 
     def __init__(self, num_envs: int, rules: Rules | str | None = None, seed: int = 0, mode: str = "hand",
@@ -50,6 +53,7 @@ class VectorEnv:
         self.perfect_information = perfect_information
         self.obs_size = obs_size(perfect_information)
         self.state = core.init(self.num_envs, self.rules, self.seed, mode=mode, auto_reset=True)
+        self._obs = np.empty((self.num_envs, self.obs_size), np.float32)
 
     def observe(self, player=None) -> np.ndarray:
         """Observations of ``player`` (default: the player to move in each game)."""
@@ -69,7 +73,7 @@ class VectorEnv:
         ended = s.game_ended.copy()
         truncated = ended & (s.hand_kind == core.TRUNCATED) & (self.mode == "hand")
         return VectorStep(
-            obs=self.observe(), action_mask=core.legal_action_mask(s), player=s.current.copy(),
+            obs=observe(s, s.current, self.perfect_information, out=self._obs), action_mask=core.legal_action_mask(s), player=s.current.copy(),
             rewards=rewards, terminated=ended & ~truncated, truncated=truncated,
             hand_ended=s.hand_ended.copy(), hand_kind=s.hand_kind.copy(), hand_points=s.hand_points.copy(),
             final_scores=s.final_scores.copy(), winner=s.winner.copy(),

@@ -1,0 +1,129 @@
+"""Baselines and the evaluator."""
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import BASELINES, make_agent
+from agents.evaluate import bradley_terry, main, play, wilson
+from ginenv import VectorEnv, core
+from ginenv import actions as A
+from ginenv.observation import observe
+from ginenv.rules import Rules
+from test_env import reshuffle_hidden
+
+
+def self_play(agent, steps=400, n=64, seed=0, check=None):
+    env = VectorEnv(n, "standard", seed=seed, mode="match")
+    obs, mask, _ = env.reset()
+    for _ in range(steps):
+        acts = agent.act(obs, mask)
+        assert mask[np.arange(n), acts].all(), "an illegal action"
+        if check is not None:
+            check(env.state, obs, mask, acts)
+        out = env.step(acts)
+        obs, mask = out.obs, out.action_mask
+
+
+@pytest.mark.parametrize("name", list(BASELINES))
+def test_baselines_never_pick_an_illegal_action(name):
+    self_play(make_agent(name, seed=1))
+
+
+def test_knock_early_knocks_whenever_it_legally_can():
+    def check(state, obs, mask, acts):
+        can = mask[:, A.KNOCK:A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
+        assert A.is_knock(acts[can]).all()
+        assert (acts[mask[:, A.BIG_GIN]] == A.BIG_GIN).all()
+    self_play(make_agent("knock_early"), check=check)
+
+
+def test_gin_hunter_knocks_only_at_gin_until_the_endgame():
+    def check(state, obs, mask, acts):
+        knocked = np.flatnonzero(A.is_knock(acts))
+        for i in knocked:
+            after = state.after_discard[i, A.card_of(acts[i])]
+            assert after == 0 or state.stock_size[i] <= 6
+    self_play(make_agent("gin_hunter"), check=check)
+
+
+@pytest.mark.parametrize("name", ["knock_early", "gin_hunter"])
+def test_baselines_act_the_same_batched_and_one_by_one(name):
+    agent = make_agent(name)
+    env = VectorEnv(40, "standard", seed=3)
+    obs, mask, _ = env.reset()
+    for _ in range(60):
+        batched = agent.act(obs, mask)
+        single = np.array([agent.act(obs[i:i + 1], mask[i:i + 1])[0] for i in range(len(obs))])
+        assert (batched == single).all()
+        out = env.step(batched)
+        obs, mask = out.obs, out.action_mask
+
+
+@pytest.mark.parametrize("name", list(BASELINES))
+def test_baselines_ignore_hidden_cards(name):
+    rng = np.random.default_rng(0)
+    state = core.init(64, "standard", seed=8)
+    for _ in range(3):
+        for _ in range(9):
+            mask = core.legal_action_mask(state)
+            core.step(state, make_agent("knock_early").act(observe(state, state.current), mask))
+        mover = int(state.current[0])
+        other = reshuffle_hidden(state, mover, rng)
+        rows = np.flatnonzero(state.current == mover)
+        mask = core.legal_action_mask(state)[rows]
+        a1 = make_agent(name, seed=5).act(observe(state, mover)[rows], mask)
+        a2 = make_agent(name, seed=5).act(observe(other, mover)[rows], mask)
+        assert (a1 == a2).all()
+
+
+def test_knock_early_beats_random_in_almost_every_hand():
+    r = play(make_agent("knock_early"), make_agent("random"), 400, Rules(), seed=1, mode="hand")
+    assert r["hands_won_a"] / r["hands"] > 0.98  # public figures: above 98%
+
+
+def test_evaluator_counts_add_up_and_repeat_with_a_seed():
+    rules = Rules.preset("standard", target=50)
+    r1 = play(make_agent("knock_early"), make_agent("gin_hunter"), 60, rules, seed=4)
+    r2 = play(make_agent("knock_early"), make_agent("gin_hunter"), 60, rules, seed=4)
+    assert r1 == r2
+    assert r1["wins_a"] + r1["wins_b"] + r1["draws"] == 60
+    assert sum(r1["hand_kinds"].values()) == r1["hands"]
+    assert r1["hands_won_a"] + r1["hands_won_b"] <= r1["hands"]
+    assert r1["win_rate_a_ci95"][0] <= r1["win_rate_a"] <= r1["win_rate_a_ci95"][1]
+
+
+def test_wilson_interval_known_values():
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    lo, hi = wilson(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-4)
+
+
+def test_bradley_terry_orders_players_by_results():
+    ratings = bradley_terry(["a", "b", "c"], {(0, 1): (70, 30, 0), (1, 2): (70, 30, 0), (0, 2): (85, 15, 0)})
+    assert ratings[0] > ratings[1] > ratings[2]
+    even = bradley_terry(["a", "b"], {(0, 1): (50, 50, 0)})
+    assert even[0] == pytest.approx(even[1])
+
+
+def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert main(["knock_early", "random", "--matches", "20", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["results"][0]["games"] == 20 and data["results"][0]["wins_a"] == 20
+    assert "matches won" in capsys.readouterr().out
+    for bad, message in ((["nobody", "random"], "random, knock_early, gin_hunter"),
+                         (["random", str(tmp_path / "missing")], "no checkpoint at"),
+                         (["random", "knock_early", "--matches", "0"], "at least 1"),
+                         (["random", "knock_early", "--rules", "vegas"], "valid presets")):
+        with pytest.raises(SystemExit):
+            main(bad)
+        assert message in capsys.readouterr().err
+
+
+def test_round_robin_prints_the_cross_table_and_ratings(capsys):
+    assert main(["--round-robin", "random", "knock_early", "gin_hunter", "--matches", "10"]) == 0
+    text = capsys.readouterr().out
+    assert "rating" in text and "Bradley-Terry" in text
