@@ -336,13 +336,19 @@ def step(s: State, actions) -> State:
     s.bonus_points[:] = 0
     player = s.current.astype(np.int64)
 
-    _draw(s, np.flatnonzero(a == A.DRAW_STOCK), player, from_stock=True)
-    _draw(s, np.flatnonzero(a == A.TAKE_DISCARD), player, from_stock=False)
-    _prepare_discard(s, np.flatnonzero((a == A.DRAW_STOCK) | (a == A.TAKE_DISCARD)), player)
-    _pass(s, np.flatnonzero(a == A.PASS), player)
-    _discard(s, np.flatnonzero(a < A.KNOCK), a, player)
-    _knock(s, np.flatnonzero((a >= A.KNOCK) & (a < A.DRAW_STOCK)), a, player, big=False)
-    _knock(s, np.flatnonzero(a == A.BIG_GIN), a, player, big=True)
+    # One code per game (discard, knock, stock, take, pass, big gin, nothing) and one
+    # index array per code that occurs: no work for the kinds of action nobody took.
+    code = np.where(a < A.KNOCK, 0, np.where(a < A.DRAW_STOCK, 1, a - A.DRAW_STOCK + 2))
+    present = np.bincount(code, minlength=7)
+    empty = np.zeros(0, np.int64)
+    idx = [np.flatnonzero(code == k) if present[k] else empty for k in range(6)]
+    _draw(s, idx[2], player, from_stock=True)
+    _draw(s, idx[3], player, from_stock=False)
+    _prepare_discard(s, np.flatnonzero((code == 2) | (code == 3)) if present[2] + present[3] else empty, player)
+    _pass(s, idx[4], player)
+    _discard(s, idx[0], a, player)
+    _knock(s, idx[1], a, player, big=False)
+    _knock(s, idx[5], a, player, big=True)
 
     if s.auto_reset:
         over = np.flatnonzero(s.game_ended)

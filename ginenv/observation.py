@@ -61,9 +61,8 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
         out = np.empty((b, n_planes * NUM_CARDS + NUM_SCALARS), np.float32)
     elif out.shape != (b, n_planes * NUM_CARDS + NUM_SCALARS) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape {(b, n_planes * NUM_CARDS + NUM_SCALARS)}")
-    planes = out[:, :n_planes * NUM_CARDS].reshape(b, n_planes, NUM_CARDS)
-    planes[:, 1] = 0.0
-    planes[:, 6:8] = 0.0
+    # The 0/1 planes are built as bytes, then cast to float32 in one contiguous pass.
+    planes = np.zeros((b, n_planes, NUM_CARDS), bool)
     own = s._hands[rows, me]
     planes[:, 0] = own
     size = s.pile_size.astype(np.int64)
@@ -71,24 +70,24 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     top = s.pile[rows, np.maximum(size - 1, 0)].astype(np.int64)
     # A knock card is face down only while the hand is scored: the hand is over, every
     # hand is laid out, and it shows as the top card like any other.
-    planes[rows[has_pile], 1, top[has_pile]] = 1.0
+    planes[rows[has_pile], 1, top[has_pile]] = True
     in_pile = s.pile_mask
     planes[:, 2] = in_pile
-    planes[rows[has_pile], 2, top[has_pile]] = 0.0
+    planes[rows[has_pile], 2, top[has_pile]] = False
     opp_known = s.took[rows, opp] & s._hands[rows, opp]  # taken from the pile, still held
     planes[:, 3] = opp_known
-    planes[:, 4] = s.discarded[rows, opp] | s.passed[rows, opp]
-    planes[:, 5] = ~(own | in_pile | opp_known)
+    np.logical_or(s.discarded[rows, opp], s.passed[rows, opp], out=planes[:, 4])
+    np.logical_not(own | in_pile | opp_known, out=planes[:, 5])
     mine_to_move = (s.current == me) & (s.phase == core.DISCARD)
     t = np.flatnonzero(mine_to_move & (s.taken >= 0))
-    planes[t, 6, s.taken[t]] = 1.0
-    d = np.flatnonzero(mine_to_move)
-    after = s.after_discard[d]
-    planes[d, 7] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(0.01)
+    planes[t, 6, s.taken[t]] = True
     planes[:, 8] = s.discarded[rows, me]
     if perfect_information:
         planes[:, NUM_PLANES] = s._hands[rows, opp]
-
+    out[:, :n_planes * NUM_CARDS] = planes.reshape(b, -1)
+    d = np.flatnonzero(mine_to_move)
+    after = s.after_discard[d]
+    out[d, 7 * NUM_CARDS:8 * NUM_CARDS] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(0.01)
     scalars = out[:, n_planes * NUM_CARDS:]
     scalars[:, :5] = 0.0
     scalars[rows, s.phase] = 1.0
