@@ -1,13 +1,610 @@
-"""Training entry point: self-play PPO (not built yet; it arrives with the trainer issue)."""
+"""Self-play PPO for gin rummy: ``python train.py --config configs/<name>.yaml [--set key=value ...]``.
 
+Reads like CleanRL's ppo.py: config, seeding, envs, agent, rollout, GAE, PPO update,
+logging, evaluation, checkpointing. Differences that the game needs:
+
+- **Two players per game.** Each step one player moves in each game. Every decision of
+  the learner is stored with its seat; its reward is what that seat receives until its
+  next decision in the same game, and GAE follows each seat's own chain of decisions.
+- **Opponents.** Each episode draws who sits opposite the learner: the learner itself
+  (both seats train), a past snapshot from the pool, or a baseline, with the mix set in
+  the config. Only the learner's decisions train the learner.
+- **Masks.** Illegal logits are filled with -1e8 before the softmax.
+- **Privileged critic** (optional): the critic also sees the opponent's hand; the actor
+  never does, so the trained policy stays fair.
+
+``python train.py`` with no arguments trains with ``configs/default.yaml``. TensorBoard
+logs go to ``runs/<run>/``, checkpoints to ``checkpoints/<run>/``; ``--resume
+checkpoints/<run>`` continues a run exactly where its last checkpoint left it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
 import sys
+import time
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import yaml
+
+from agents import make_agent
+from agents.evaluate import play
+from agents.network import ActorCritic
+from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
+from ginenv import VectorEnv, core
+from ginenv.actions import NUM_ACTIONS
+from ginenv.observation import OBS_SIZE, observe
+from ginenv.rules import PRESETS, Rules
+
+DEFAULT_CONFIG = Path(__file__).parent / "configs" / "default.yaml"
 
 
-def main() -> int:
-    print("train.py: self-play PPO training is not implemented yet. The rules core is "
-          "(see README: `python -m ginenv.demo`).", file=sys.stderr)
-    return 2
+# ==================================================================== config
+@dataclass
+class Config:
+    """Every setting of a training run; YAML files and ``--set`` override the defaults."""
+
+    exp_name: str = "ppo"
+    """Experiment name, part of the run name."""
+    run_name: str = ""
+    """Run name (default ``gin__{exp_name}__{seed}__{time}``)."""
+    seed: int = 1
+    """Seeds the games, the sampling and the minibatches."""
+    rules: str = "standard"
+    """Rules preset."""
+    mode: str = "hand"
+    """``hand``: an episode is one hand; ``match``: a match to the target."""
+    reward_scale: float = 0.01
+    """Rewards are (own - opponent) points times this."""
+    match_win_reward: float = 0.0
+    """In match mode, +/- this to the winner / loser at the end of a match."""
+    total_decisions: int = 20_000_000
+    """Decisions to play in all, both seats (num_envs x num_steps per update)."""
+    num_envs: int = 512
+    """Games played at once."""
+    num_steps: int = 64
+    """Steps per rollout (each step, one move in every game)."""
+    learning_rate: float = 3e-4
+    """Adam's learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0."""
+    gamma: float = 0.995
+    """Discount per decision of the same seat."""
+    gae_lambda: float = 0.95
+    """GAE's lambda."""
+    num_minibatches: int = 8
+    """Minibatches per epoch."""
+    update_epochs: int = 4
+    """Epochs over each rollout."""
+    clip_coef: float = 0.2
+    """PPO's clip."""
+    clip_vloss: bool = True
+    """Clip the value loss too."""
+    ent_coef: float = 0.01
+    """Entropy bonus at the start."""
+    ent_coef_final: float = 0.001
+    """Entropy bonus at the end (linear schedule)."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    target_kl: float = 0.0
+    """Stop an update's epochs early above this KL (0: never)."""
+    hidden_sizes: list = field(default_factory=lambda: [256, 256])
+    """Hidden layer widths of the actor and of the critic."""
+    activation: str = "relu"
+    """relu, tanh or gelu."""
+    architecture: str = "cards"
+    """Actor: ``cards`` (a head shared by the 52 cards) or ``mlp``."""
+    privileged_critic: bool = True
+    """The critic also sees the opponent's hand (training only)."""
+    opponent_self: float = 0.6
+    """Share of episodes the learner plays against itself."""
+    opponent_snapshot: float = 0.2
+    """Share against a past snapshot from the pool."""
+    opponent_knock_early: float = 0.1
+    """Share against the knock_early baseline."""
+    opponent_gin_hunter: float = 0.1
+    """Share against the gin_hunter baseline."""
+    opponent_random: float = 0.0
+    """Share against the random baseline."""
+    snapshot_every: int = 20
+    """Updates between snapshots added to the pool."""
+    pool_size: int = 5
+    """Snapshots kept in the pool (oldest dropped)."""
+    eval_every: int = 20
+    """Updates between evaluations against knock_early and gin_hunter (0: never)."""
+    eval_matches: int = 200
+    """Matches (or hands, in hand mode evaluation) per evaluation."""
+    eval_mode: str = "match"
+    """Evaluate on whole matches (``match``) or single hands (``hand``)."""
+    checkpoint_every: int = 20
+    """Updates between checkpoints (one is always written at the end)."""
+    torch_threads: int = 2
+    """Threads torch may use."""
+    log_dir: str = "runs"
+    """TensorBoard logs go to log_dir/run_name."""
+    checkpoint_dir: str = "checkpoints"
+    """Checkpoints go to checkpoint_dir/run_name."""
+
+    def __post_init__(self):
+        problems = []
+        if self.rules not in PRESETS:
+            problems.append(f"rules must be one of {', '.join(PRESETS)}")
+        if self.mode not in core.MODES or self.eval_mode not in core.MODES:
+            problems.append(f"mode and eval_mode must be one of {', '.join(core.MODES)}")
+        for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_decisions",
+                     "snapshot_every", "pool_size", "eval_matches", "checkpoint_every", "torch_threads"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1")
+        if self.eval_every < 0:
+            problems.append("eval_every must be >= 0")
+        mix = self.opponent_mix()
+        if any(v < 0 for v in mix.values()) or sum(mix.values()) <= 0:
+            problems.append("the opponent_* shares must be >= 0 and not all 0")
+        if self.activation not in ("relu", "tanh", "gelu"):
+            problems.append("activation must be relu, tanh or gelu")
+        if self.architecture not in ("cards", "mlp"):
+            problems.append("architecture must be cards or mlp")
+        if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
+            problems.append("hidden_sizes must be a non-empty list of positive widths")
+        if problems:
+            raise ValueError("bad config: " + "; ".join(problems))
+
+    def opponent_mix(self) -> dict:
+        return {"self": self.opponent_self, "snapshot": self.opponent_snapshot,
+                "knock_early": self.opponent_knock_early, "gin_hunter": self.opponent_gin_hunter,
+                "random": self.opponent_random}
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.num_steps
+
+
+def _coerce(name: str, text, kind):
+    origin = typing.get_origin(kind) or kind
+    if isinstance(text, str) and kind in ("bool", bool):
+        if text.lower() in ("true", "1", "yes"):
+            return True
+        if text.lower() in ("false", "0", "no"):
+            return False
+        raise ValueError(f"{name} must be true or false, got {text!r}")
+    if isinstance(text, str):
+        value = yaml.safe_load(text)
+    else:
+        value = text
+    expected = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, origin)
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if expected is str and not isinstance(value, str):
+        value = str(value)
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        raise ValueError(f"{name} must be a {expected.__name__}, got {text!r}")
+    return value
+
+
+def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Config:
+    """Defaults, then a YAML file, then ``key=value`` strings; unknown keys are errors."""
+    fields = {f.name: f.type for f in dataclasses.fields(Config)}
+    values = {}
+
+    def merge(source, items):
+        for key, value in items:
+            if key not in fields:
+                raise ValueError(f"unknown config key {key!r} in {source}; valid keys: {', '.join(fields)}")
+            values[key] = _coerce(key, value, fields[key])
+
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ValueError(f"config file {path} not found")
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"config file {path} is not valid YAML: {e}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {path} must hold a mapping of keys to values")
+        merge(str(path), data.items())
+    merge("overrides", (overrides or {}).items())
+    for item in sets:
+        if "=" not in item:
+            raise ValueError(f"--set takes key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        merge("--set", [(key.strip(), value)])
+    return Config(**values)
+
+
+# ================================================================== training
+class Trainer:
+    """State of one run: built fresh from a config, or restored from a checkpoint."""
+
+    def __init__(self, config: Config, resume_dir=None, quiet: bool = False):
+        self.config, self.quiet = config, quiet
+        c = config
+        if not c.run_name:
+            c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
+        torch.set_num_threads(c.torch_threads)
+        # ------------------------------------------------------------ seeding
+        torch.manual_seed(c.seed)
+        self.rng = np.random.default_rng(c.seed)
+        # --------------------------------------------------------------- envs
+        self.rules = Rules.preset(c.rules)
+        self.env = VectorEnv(c.num_envs, self.rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale,
+                             match_win_reward=c.match_win_reward)
+        # -------------------------------------------------------------- agent
+        self.model = ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=1e-5)
+        self.pool: list[ActorCritic] = []
+        self.baselines = {name: make_agent(name, seed=c.seed + i) for i, name in
+                          enumerate(("knock_early", "gin_hunter", "random"))}
+        self.kinds = ["self", "snapshot", "knock_early", "gin_hunter", "random"]
+        mix = np.array([c.opponent_mix()[k] for k in self.kinds], np.float64)
+        self.mix = mix / mix.sum()
+        self.update, self.decisions, self.learner_decisions = 0, 0, 0
+        self.last_eval: dict = {}
+        self.opponent = np.zeros(c.num_envs, np.int64)  # index into self.kinds
+        self.learner_seat = np.zeros(c.num_envs, np.int8)
+        self.snapshot_index = np.zeros(c.num_envs, np.int64)
+        self._assign_opponents(np.arange(c.num_envs))
+        self.run_dir = Path(c.checkpoint_dir) / c.run_name
+        if resume_dir is not None:
+            self._restore(resolve_checkpoint(resume_dir))
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
+        if resume_dir is None:
+            table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
+            self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.config.total_decisions // self.config.batch_size)
+
+    def _assign_opponents(self, games) -> None:
+        """Draw who sits opposite the learner in the given games, and the learner's seat."""
+        if not len(games):
+            return
+        mix = self.mix.copy()
+        if not self.pool:  # no snapshot yet: play itself instead
+            mix[0] += mix[1]
+            mix[1] = 0.0
+        self.opponent[games] = self.rng.choice(len(self.kinds), size=len(games), p=mix)
+        self.learner_seat[games] = self.rng.integers(0, 2, size=len(games))
+        self.snapshot_index[games] = self.rng.integers(0, max(len(self.pool), 1), size=len(games))
+
+    # ------------------------------------------------------------------ rollout
+    def rollout(self):
+        c, env = self.config, self.env
+        T, N = c.num_steps, c.num_envs
+        obs_buf = np.zeros((T, N, OBS_SIZE), np.float32)
+        mask_buf = np.zeros((T, N, NUM_ACTIONS), bool)
+        opp_buf = np.zeros((T, N, 52), np.float32)
+        actions = np.zeros((T, N), np.int64)
+        logprobs = np.zeros((T, N), np.float32)
+        values = np.zeros((T, N), np.float32)
+        rewards = np.zeros((T, N), np.float32)
+        dones = np.zeros((T, N), bool)
+        valid = np.zeros((T, N), bool)
+        next_t = np.full((T, N), -1, np.int64)
+        boot = np.zeros((T, N), np.float32)
+        pending = np.full((N, 2), -1, np.int64)  # last decision of each seat awaiting its successor
+        rows = np.arange(N)
+        state = env.state
+        obs, mask = env.observe(), core.legal_action_mask(state)
+        for t in range(T):
+            mover = state.current.astype(np.int64)
+            learner = (self.opponent == 0) | (mover == self.learner_seat)
+            act = np.zeros(N, np.int64)
+            L = np.flatnonzero(learner)
+            obs_buf[t], mask_buf[t] = obs, mask
+            opp_buf[t] = state._hands[rows, 1 - mover]
+            with torch.no_grad():
+                a, lp, _, v = self.model.get_action_and_value(
+                    torch.from_numpy(obs[L]), torch.from_numpy(mask[L]),
+                    opponent_hand=torch.from_numpy(opp_buf[t, L]) if c.privileged_critic else None)
+            act[L], logprobs[t, L], values[t, L] = a.numpy(), lp.numpy(), v.numpy()
+            valid[t, L] = True
+            prev = pending[L, mover[L]]
+            linked = prev >= 0
+            next_t[prev[linked], L[linked]] = t
+            pending[L, mover[L]] = t
+            self._opponents_act(np.flatnonzero(~learner), obs, mask, act)
+            actions[t] = act
+            out = env.step(act)
+            self.decisions += N
+            self.learner_decisions += L.size
+            for seat in (0, 1):
+                has = np.flatnonzero(pending[:, seat] >= 0)
+                rewards[pending[has, seat], has] += out.rewards[has, seat]
+            ended = np.flatnonzero(out.terminated | out.truncated)
+            for seat in (0, 1):
+                has = ended[pending[ended, seat] >= 0]
+                dones[pending[has, seat], has] = True
+            pending[ended] = -1
+            self._assign_opponents(ended)
+            obs, mask = out.obs, out.action_mask
+        # Decisions still waiting for their successor: bootstrap from the seat's view now.
+        for seat in (0, 1):
+            has = np.flatnonzero(pending[:, seat] >= 0)
+            if has.size:
+                with torch.no_grad():
+                    view = torch.from_numpy(observe(state, seat)[has])
+                    opp = torch.from_numpy(state._hands[has, 1 - seat].astype(np.float32))
+                    boot[pending[has, seat], has] = self.model.get_value(view, opp if c.privileged_critic else None).numpy()
+        return dict(obs=obs_buf, mask=mask_buf, opp=opp_buf, actions=actions, logprobs=logprobs, values=values,
+                    rewards=rewards, dones=dones, valid=valid, next_t=next_t, boot=boot)
+
+    def _opponents_act(self, games, obs, mask, act) -> None:
+        for k, kind in enumerate(self.kinds):
+            idx = games[self.opponent[games] == k]
+            if not idx.size or kind == "self":
+                continue
+            if kind == "snapshot":
+                for s in np.unique(self.snapshot_index[idx]):
+                    sub = idx[self.snapshot_index[idx] == s]
+                    with torch.no_grad():
+                        a, _, _, _ = self.pool[s].get_action_and_value(
+                            torch.from_numpy(obs[sub]), torch.from_numpy(mask[sub]),
+                            opponent_hand=torch.zeros(len(sub), 52) if self.pool[s].privileged_critic else None)
+                    act[sub] = a.numpy()
+            else:
+                act[idx] = self.baselines[kind].act(obs[idx], mask[idx])
+
+    # ----------------------------------------------------------------------- GAE
+    def advantages(self, b):
+        c = self.config
+        T, N = b["rewards"].shape
+        adv = np.zeros((T, N), np.float32)
+        cols = np.arange(N)
+        for t in reversed(range(T)):
+            nt = b["next_t"][t]
+            has_next = nt >= 0
+            safe = np.where(has_next, nt, 0)
+            next_value = np.where(b["dones"][t], 0.0,
+                                  np.where(has_next, b["values"][safe, cols], b["boot"][t]))
+            next_adv = np.where(b["dones"][t] | ~has_next, 0.0, adv[safe, cols])
+            delta = b["rewards"][t] + c.gamma * next_value - b["values"][t]
+            adv[t] = np.where(b["valid"][t], delta + c.gamma * c.gae_lambda * next_adv, 0.0)
+        return adv, adv + b["values"]
+
+    # ---------------------------------------------------------------- PPO update
+    def ppo_update(self, b, adv, returns, frac_done: float) -> dict:
+        c = self.config
+        v = b["valid"]
+        b_obs = torch.from_numpy(b["obs"][v])
+        b_mask = torch.from_numpy(b["mask"][v])
+        b_opp = torch.from_numpy(b["opp"][v])
+        b_actions = torch.from_numpy(b["actions"][v])
+        b_logprobs = torch.from_numpy(b["logprobs"][v])
+        b_adv = torch.from_numpy(adv[v])
+        b_returns = torch.from_numpy(returns[v])
+        b_values = torch.from_numpy(b["values"][v])
+        n = len(b_obs)
+        ent_coef = c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac_done
+        clipfracs, stats = [], {}
+        for _ in range(c.update_epochs):
+            for part in np.array_split(self.rng.permutation(n), c.num_minibatches):
+                mb = torch.from_numpy(part)
+                _, newlogprob, entropy, newvalue = self.model.get_action_and_value(
+                    b_obs[mb], b_mask[mb], b_actions[mb], b_opp[mb] if c.privileged_critic else None)
+                logratio = newlogprob - b_logprobs[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    old_approx_kl = (-logratio).mean()
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > c.clip_coef).float().mean().item())
+                mb_adv = b_adv[mb]
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(-mb_adv * ratio,
+                                    -mb_adv * torch.clamp(ratio, 1 - c.clip_coef, 1 + c.clip_coef)).mean()
+                if c.clip_vloss:
+                    v_unclipped = (newvalue - b_returns[mb]) ** 2
+                    v_clipped = b_values[mb] + torch.clamp(newvalue - b_values[mb], -c.clip_coef, c.clip_coef)
+                    v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - b_returns[mb]) ** 2).mean()
+                else:
+                    v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+                self.optimizer.step()
+            if c.target_kl and approx_kl > c.target_kl:
+                break
+        y_pred, y_true = b_values.numpy(), b_returns.numpy()
+        var_y = np.var(y_true)
+        stats.update({
+            "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
+            "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": old_approx_kl.item(),
+            "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
+            "charts/entropy_coef": ent_coef,
+        })
+        return stats
+
+    # ---------------------------------------------------------------- evaluation
+    def evaluate(self) -> dict:
+        c = self.config
+        me = Policy(self.model, name="learner")
+        out = {}
+        for name in ("knock_early", "gin_hunter"):
+            r = play(me, make_agent(name, seed=0), c.eval_matches, self.rules, seed=10_000 + self.update,
+                     mode=c.eval_mode)
+            out[name] = {"win_rate": r["win_rate_a"], "ci95": r["win_rate_a_ci95"],
+                         "points_per_hand": r["points_per_hand_a"] - r["points_per_hand_b"],
+                         "hand_win_rate": r["hands_won_a"] / max(r["hands"], 1), "games": r["games"]}
+            self.writer.add_scalar(f"eval/{name}_win_rate", r["win_rate_a"], self.decisions)
+            self.writer.add_scalar(f"eval/{name}_win_rate_ci_low", r["win_rate_a_ci95"][0], self.decisions)
+            self.writer.add_scalar(f"eval/{name}_win_rate_ci_high", r["win_rate_a_ci95"][1], self.decisions)
+            self.writer.add_scalar(f"eval/{name}_points_per_hand", out[name]["points_per_hand"], self.decisions)
+        self.last_eval = {"update": self.update, "decisions": self.decisions, **out}
+        return out
+
+    # ------------------------------------------------------------- checkpointing
+    def meta(self) -> dict:
+        c = self.config
+        return {"network": {"hidden_sizes": list(c.hidden_sizes), "activation": c.activation,
+                            "privileged_critic": c.privileged_critic, "architecture": c.architecture},
+                "rules": self.rules.to_dict(), "config": dataclasses.asdict(c), "update": self.update,
+                "decisions": self.decisions, "evaluation": self.last_eval}
+
+    def checkpoint(self) -> Path:
+        tensors = {f"opt.{k}": v for k, v in _flatten_optimizer(self.optimizer).items()}
+        tensors["rng.torch"] = torch.get_rng_state()
+        for k, model in enumerate(self.pool):
+            for name, value in model.state_dict().items():
+                tensors[f"pool.{k}.{name}"] = value
+        for f in dataclasses.fields(self.env.state):
+            value = getattr(self.env.state, f.name)
+            if isinstance(value, np.ndarray):
+                tensors[f"env.{f.name}"] = torch.from_numpy(np.ascontiguousarray(value).view(
+                    np.int64 if value.dtype == np.uint64 else value.dtype).copy())
+        for name in ("opponent", "learner_seat", "snapshot_index"):
+            tensors[f"trainer.{name}"] = torch.from_numpy(getattr(self, name).copy())
+        trainer_meta = {"update": self.update, "decisions": self.decisions, "learner_decisions": self.learner_decisions,
+                        "numpy_rng": _jsonable(self.rng.bit_generator.state), "pool_size": len(self.pool),
+                        "optimizer": _optimizer_meta(self.optimizer), "config": dataclasses.asdict(self.config)}
+        return save_checkpoint(self.run_dir, self.update, self.model, self.meta(), tensors, trainer_meta)
+
+    def _restore(self, step_dir: Path) -> None:
+        meta = read_meta(step_dir)
+        tmeta_path = step_dir / "trainer.json"
+        if not tmeta_path.is_file():
+            raise ValueError(f"{step_dir} holds a policy only, not a resumable training state")
+        tmeta = json.loads(tmeta_path.read_text())
+        saved = dict(tmeta["config"])
+        for key in ("total_decisions", "eval_every", "checkpoint_every", "log_dir", "checkpoint_dir", "torch_threads"):
+            saved[key] = getattr(self.config, key)  # may be changed on resume
+        if {k: v for k, v in saved.items()} != dataclasses.asdict(self.config) and self.config.run_name != saved["run_name"]:
+            pass
+        self.config = Config(**saved)
+        self.run_dir = step_dir.parent
+        self.model.load_state_dict(load_tensors(step_dir / "policy.safetensors"))
+        t = load_tensors(step_dir / "trainer.safetensors")
+        _restore_optimizer(self.optimizer, {k[4:]: v for k, v in t.items() if k.startswith("opt.")}, tmeta["optimizer"])
+        torch.set_rng_state(t["rng.torch"])
+        self.pool = []
+        for k in range(tmeta["pool_size"]):
+            m = ActorCritic(tuple(self.config.hidden_sizes), self.config.activation, self.config.privileged_critic,
+                            self.config.architecture)
+            m.load_state_dict({n[len(f"pool.{k}."):]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
+            self.pool.append(m)
+        fields = {}
+        for f in dataclasses.fields(self.env.state):
+            key = f"env.{f.name}"
+            if key in t:
+                old = getattr(self.env.state, f.name)
+                fields[f.name] = t[key].numpy().view(old.dtype).reshape(old.shape).copy()
+        self.env.state = dataclasses.replace(self.env.state, **fields)
+        self.env.state.legal.flags.writeable = False
+        for name in ("opponent", "learner_seat", "snapshot_index"):
+            setattr(self, name, t[f"trainer.{name}"].numpy().copy())
+        self.rng.bit_generator.state = tmeta["numpy_rng"]
+        self.update, self.decisions, self.learner_decisions = tmeta["update"], tmeta["decisions"], tmeta["learner_decisions"]
+        self.last_eval = meta.get("evaluation", {})
+
+    # ------------------------------------------------------------------ the loop
+    def train(self) -> Path:
+        c = self.config
+        start, start_decisions = time.time(), self.decisions
+        path = None
+        while self.update < self.num_updates:
+            frac = self.update / self.num_updates
+            if c.anneal_lr:
+                self.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - frac)
+            t0 = time.time()
+            batch = self.rollout()
+            t1 = time.time()
+            adv, returns = self.advantages(batch)
+            stats = self.ppo_update(batch, adv, returns, frac)
+            t2 = time.time()
+            self.update += 1
+            if self.update % c.snapshot_every == 0:
+                snap = ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture)
+                snap.load_state_dict(self.model.state_dict())
+                self.pool = (self.pool + [snap])[-c.pool_size:]
+            # ------------------------------------------------------------ logging
+            sps = (self.decisions - start_decisions) / max(time.time() - start, 1e-9)
+            stats.update({"charts/learning_rate": self.optimizer.param_groups[0]["lr"],
+                          "charts/decisions_per_second": sps,
+                          "charts/rollout_seconds": t1 - t0, "charts/update_seconds": t2 - t1,
+                          "charts/mean_reward_per_decision": float(batch["rewards"][batch["valid"]].mean())})
+            for k, v in stats.items():
+                self.writer.add_scalar(k, v, self.decisions)
+            line = (f"update {self.update}/{self.num_updates}  decisions {self.decisions / 1e6:.2f}M  "
+                    f"{sps / 1e3:.1f}k dec/s  entropy {stats['losses/entropy']:.2f}  "
+                    f"value loss {stats['losses/value_loss']:.4f}")
+            # --------------------------------------------------------- evaluation
+            if c.eval_every and (self.update % c.eval_every == 0 or self.update == self.num_updates):
+                ev = self.evaluate()
+                line += "  " + "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items())
+            if not self.quiet:
+                print(line, flush=True)
+            # ------------------------------------------------------ checkpointing
+            if self.update % c.checkpoint_every == 0 or self.update == self.num_updates:
+                path = self.checkpoint()
+        self.writer.close()
+        return path if path is not None else self.checkpoint()
+
+
+def _flatten_optimizer(opt) -> dict:
+    out = {}
+    for pid, st in opt.state_dict()["state"].items():
+        for k, v in st.items():
+            out[f"{pid}.{k}"] = v if torch.is_tensor(v) else torch.tensor(v)
+    return out
+
+
+def _optimizer_meta(opt) -> dict:
+    sd = opt.state_dict()
+    return {"param_groups": sd["param_groups"], "state_keys": {str(p): sorted(st) for p, st in sd["state"].items()}}
+
+
+def _restore_optimizer(opt, tensors: dict, meta: dict) -> None:
+    state = {int(p): {k: tensors[f"{p}.{k}"] for k in keys} for p, keys in meta["state_keys"].items()}
+    opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    return x
+
+
+def train(config: Config | None = None, resume=None, quiet: bool = False, **overrides) -> Path:
+    """Train (as a function, for tests and notebooks); returns the last checkpoint."""
+    config = config or make_config(overrides)
+    return Trainer(config, resume_dir=resume, quiet=quiet).train()
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", default=None, help=f"YAML config (default {DEFAULT_CONFIG.relative_to(Path.cwd()) if DEFAULT_CONFIG.is_relative_to(Path.cwd()) else DEFAULT_CONFIG})")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    p.add_argument("--resume", default=None, help="continue the run in this checkpoint directory")
+    args = p.parse_args(argv)
+    try:
+        if args.resume:
+            config = make_config(sets=args.set)
+        else:
+            config = make_config(config_file=args.config or DEFAULT_CONFIG, sets=args.set)
+    except ValueError as e:
+        p.error(str(e))
+    trainer = Trainer(config, resume_dir=args.resume)
+    print(f"run {trainer.config.run_name}: TensorBoard logs in {Path(trainer.config.log_dir) / trainer.config.run_name}, "
+          f"checkpoints in {trainer.run_dir}", flush=True)
+    path = trainer.train()
+    print(f"done: {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The actor-critic network, defined once and imported by the trainer, the policy
+loader and the exporter.
+
+Two actor architectures (``architecture``):
+
+- ``cards`` (default): a trunk MLP reads the whole observation into a context vector;
+  from it come the weights of one linear head shared by all 52 cards, which reads
+  each card's own features (its 9 observation planes, its rank and suit) and gives the
+  card's two logits, discard and knock; a linear head on the context gives the other
+  four (stock, take, pass, big gin). Sharing the card head across cards means "throw
+  the card that leaves the least deadwood" is learnt once, not 52 times.
+- ``mlp``: one MLP from the observation to the 108 logits.
+
+The actor sees only the player's observation; illegal logits are filled with -1e8
+before the softmax (never ``log(mask)``; not the smallest float either, which turns
+into -inf once normalised and makes the entropy 0 * -inf = nan). The critic sees the same
+observation and, with ``privileged_critic``, the opponent's hand too (52 more inputs,
+known during training only). The trained policy uses the actor alone, so it stays fair.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+from ginenv.actions import NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.cards import NUM_RANKS, NUM_SUITS
+from ginenv.observation import NUM_PLANES, OBS_SIZE
+
+ARCHITECTURES = ("cards", "mlp")
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
+
+
+def mlp(sizes, activation: str, out_size: int, out_gain: float) -> nn.Sequential:
+    layers, last = [], sizes[0]
+    for size in sizes[1:]:
+        layers += [_init(nn.Linear(last, size), 2 ** 0.5), ACTIVATIONS[activation]()]
+        last = size
+    layers.append(_init(nn.Linear(last, out_size), out_gain))
+    return nn.Sequential(*layers)
+
+
+def _init(layer: nn.Linear, gain: float) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, gain)
+    if layer.bias is not None:
+        nn.init.zeros_(layer.bias)
+    return layer
+
+
+MASKED_LOGIT = -1e8
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return logits.masked_fill(~mask, MASKED_LOGIT)
+
+
+def trunk(sizes, activation: str) -> nn.Sequential:
+    layers = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [_init(nn.Linear(a, b), 2 ** 0.5), ACTIVATIONS[activation]()]
+    return nn.Sequential(*layers)
+
+
+def _card_identity() -> torch.Tensor:
+    """(52, 17): one-hot rank and suit of each card id."""
+    ident = torch.zeros(NUM_CARDS, NUM_RANKS + NUM_SUITS)
+    for c in range(NUM_CARDS):
+        ident[c, c % NUM_RANKS] = 1.0
+        ident[c, NUM_RANKS + c // NUM_RANKS] = 1.0
+    return ident
+
+
+class CardActor(nn.Module):
+    """Per-card logits from a head shared by the 52 cards (see the module docstring).
+
+    The context sets, per game, the weights of a linear head over each card's features
+    (its 9 observation planes, its rank and suit): logit[c] = features[c] @ W(context).
+    Cheap (two batched matrix products) and the same head for every card."""
+
+    def __init__(self, hidden, activation: str):
+        super().__init__()
+        self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
+        self.register_buffer("identity", _card_identity(), persistent=False)
+        self.plane_weights = _init(nn.Linear(hidden[-1], NUM_PLANES * 2), 0.01)
+        self.identity_weights = _init(nn.Linear(hidden[-1], (NUM_RANKS + NUM_SUITS) * 2), 0.01)
+        self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        b = obs.shape[0]
+        g = self.trunk(obs)
+        planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
+        logits = torch.bmm(planes, self.plane_weights(g).reshape(b, NUM_PLANES, 2))
+        logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
+        return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1)  # discard, knock, others
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, hidden_sizes=(256, 256), activation: str = "relu", privileged_critic: bool = False,
+                 architecture: str = "cards"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}")
+        if architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}; got {architecture!r}")
+        self.privileged_critic = privileged_critic
+        hidden = list(hidden_sizes)
+        if architecture == "cards":
+            self.actor = CardActor(hidden, activation)
+        else:
+            self.actor = mlp([OBS_SIZE] + hidden, activation, NUM_ACTIONS, 0.01)
+        critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0)
+        self.critic = mlp([critic_in] + hidden, activation, 1, 1.0)
+
+    def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None) -> torch.Tensor:
+        x = torch.cat([obs, opponent_hand], 1) if self.privileged_critic else obs
+        return self.critic(x).squeeze(-1)
+
+    def get_action_and_value(self, obs, mask, action=None, opponent_hand=None):
+        dist = Categorical(logits=masked_logits(self.actor(obs), mask))
+        if action is None:
+            action = dist.sample()
+        return action, dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand)
+
+    def act_greedy(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return masked_logits(self.actor(obs), mask).argmax(-1)
