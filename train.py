@@ -35,7 +35,7 @@ import yaml
 
 from agents import make_agent
 from agents.evaluate import play
-from agents.network import ActorCritic
+from agents.network import ActorCritic, masked_logits
 from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS
@@ -78,9 +78,9 @@ class Config:
     """Discount per decision of the same seat."""
     gae_lambda: float = 0.95
     """GAE's lambda."""
-    num_minibatches: int = 8
+    num_minibatches: int = 4
     """Minibatches per epoch."""
-    update_epochs: int = 4
+    update_epochs: int = 2
     """Epochs over each rollout."""
     clip_coef: float = 0.2
     """PPO's clip."""
@@ -96,7 +96,7 @@ class Config:
     """Gradient norm clip."""
     target_kl: float = 0.0
     """Stop an update's epochs early above this KL (0: never)."""
-    hidden_sizes: list = field(default_factory=lambda: [256, 256])
+    hidden_sizes: list = field(default_factory=lambda: [128, 128])
     """Hidden layer widths of the actor and of the critic."""
     activation: str = "relu"
     """relu, tanh or gelu."""
@@ -114,6 +114,14 @@ class Config:
     """Share against the gin_hunter baseline."""
     opponent_random: float = 0.0
     """Share against the random baseline."""
+    bc_teacher: str = ""
+    """Warm start: a baseline whose moves the actor imitates before PPO ("" for none)."""
+    bc_decisions: int = 0
+    """Decisions of the teacher (playing both seats) to imitate, each seen once."""
+    bc_learning_rate: float = 1e-3
+    """Adam's learning rate while imitating."""
+    critic_warmup_updates: int = 0
+    """First updates train the critic only (the actor stays as the warm start left it)."""
     snapshot_every: int = 20
     """Updates between snapshots added to the pool."""
     pool_size: int = 5
@@ -143,8 +151,10 @@ class Config:
                      "snapshot_every", "pool_size", "eval_matches", "checkpoint_every", "torch_threads"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
-        if self.eval_every < 0:
-            problems.append("eval_every must be >= 0")
+        if self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0:
+            problems.append("eval_every, bc_decisions and critic_warmup_updates must be >= 0")
+        if self.bc_teacher not in ("", "random", "knock_early", "gin_hunter"):
+            problems.append("bc_teacher must be empty or a baseline name (random, knock_early, gin_hunter)")
         mix = self.opponent_mix()
         if any(v < 0 for v in mix.values()) or sum(mix.values()) <= 0:
             problems.append("the opponent_* shares must be >= 0 and not all 0")
@@ -411,6 +421,8 @@ class Trainer:
                     v_loss = 0.5 * ((newvalue - b_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
+                if self.update < c.critic_warmup_updates:
+                    loss = v_loss * c.vf_coef  # the critic catches up with the warm-started actor
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
@@ -427,6 +439,44 @@ class Trainer:
             "charts/entropy_coef": ent_coef,
         })
         return stats
+
+    # ------------------------------------------------------------ warm start
+    def behavior_clone(self) -> None:
+        """Imitate ``bc_teacher`` playing both seats: cross-entropy of the masked logits
+        against the teacher's moves, on fresh games, each decision seen once."""
+        c = self.config
+        teacher = make_agent(c.bc_teacher, seed=c.seed)
+        env = VectorEnv(c.num_envs, self.rules, seed=c.seed + 1_000_003, mode=c.mode)
+        obs, mask, _ = env.reset()
+        opt = torch.optim.Adam(self.model.actor.parameters(), lr=c.bc_learning_rate)
+        chunk, seen, start = 16, 0, time.time()
+        buf_obs, buf_mask, buf_act = [], [], []
+        while seen < c.bc_decisions:
+            act = teacher.act(obs, mask)
+            buf_obs.append(obs.copy())
+            buf_mask.append(mask.copy())
+            buf_act.append(act)
+            out = env.step(act)
+            obs, mask = out.obs, out.action_mask
+            if len(buf_obs) == chunk:
+                x = torch.from_numpy(np.concatenate(buf_obs))
+                m = torch.from_numpy(np.concatenate(buf_mask))
+                y = torch.from_numpy(np.concatenate(buf_act))
+                buf_obs, buf_mask, buf_act = [], [], []
+                for part in np.array_split(self.rng.permutation(len(x)), c.num_minibatches):
+                    idx = torch.from_numpy(part)
+                    logits = masked_logits(self.model.actor(x[idx]), m[idx])
+                    loss = torch.nn.functional.cross_entropy(logits, y[idx])
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                accuracy = (logits.argmax(-1) == y[idx]).float().mean().item()
+                seen += len(x)
+                self.writer.add_scalar("bc/loss", loss.item(), seen)
+                self.writer.add_scalar("bc/accuracy", accuracy, seen)
+                if not self.quiet:
+                    print(f"imitating {c.bc_teacher}: {seen / 1e6:.2f}M decisions  loss {loss.item():.3f}  "
+                          f"accuracy {accuracy:.3f}  {seen / (time.time() - start) / 1e3:.1f}k/s", flush=True)
 
     # ---------------------------------------------------------------- evaluation
     def evaluate(self) -> dict:
@@ -481,14 +531,11 @@ class Trainer:
         saved = dict(tmeta["config"])
         for key in ("total_decisions", "eval_every", "checkpoint_every", "log_dir", "checkpoint_dir", "torch_threads"):
             saved[key] = getattr(self.config, key)  # may be changed on resume
-        if {k: v for k, v in saved.items()} != dataclasses.asdict(self.config) and self.config.run_name != saved["run_name"]:
-            pass
         self.config = Config(**saved)
         self.run_dir = step_dir.parent
         self.model.load_state_dict(load_tensors(step_dir / "policy.safetensors"))
         t = load_tensors(step_dir / "trainer.safetensors")
         _restore_optimizer(self.optimizer, {k[4:]: v for k, v in t.items() if k.startswith("opt.")}, tmeta["optimizer"])
-        torch.set_rng_state(t["rng.torch"])
         self.pool = []
         for k in range(tmeta["pool_size"]):
             m = ActorCritic(tuple(self.config.hidden_sizes), self.config.activation, self.config.privileged_critic,
@@ -508,13 +555,22 @@ class Trainer:
         self.rng.bit_generator.state = tmeta["numpy_rng"]
         self.update, self.decisions, self.learner_decisions = tmeta["update"], tmeta["decisions"], tmeta["learner_decisions"]
         self.last_eval = meta.get("evaluation", {})
+        torch.set_rng_state(t["rng.torch"])  # last: building the pool's networks draws from it
 
     # ------------------------------------------------------------------ the loop
-    def train(self) -> Path:
+    def train(self, stop_after: int | None = None) -> Path:
+        """Train to the end (or for ``stop_after`` more updates, then checkpoint)."""
         c = self.config
         start, start_decisions = time.time(), self.decisions
         path = None
-        while self.update < self.num_updates:
+        end = self.num_updates if stop_after is None else min(self.num_updates, self.update + stop_after)
+        if self.update == 0 and c.bc_teacher and c.bc_decisions:
+            self.behavior_clone()
+            if c.eval_every:
+                ev = self.evaluate()
+                if not self.quiet:
+                    print("after imitation: " + "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items()))
+        while self.update < end:
             frac = self.update / self.num_updates
             if c.anneal_lr:
                 self.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - frac)
@@ -547,7 +603,7 @@ class Trainer:
             if not self.quiet:
                 print(line, flush=True)
             # ------------------------------------------------------ checkpointing
-            if self.update % c.checkpoint_every == 0 or self.update == self.num_updates:
+            if self.update % c.checkpoint_every == 0 or self.update == end:
                 path = self.checkpoint()
         self.writer.close()
         return path if path is not None else self.checkpoint()

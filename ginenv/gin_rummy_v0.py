@@ -8,7 +8,7 @@ Environment card
 | import | ``from ginenv import gin_rummy_v0`` (or ``ginenv.env()`` / ``ginenv.raw_env()``) |
 | agents | ``player_0``, ``player_1`` |
 | action space | ``Discrete(108)`` |
-| observation space | ``Dict(observation=Box(486,) float32, action_mask=Box(108,) int8)`` (538 with ``perfect_information``) |
+| observation space | ``Dict(observation=Box(487,) float32, action_mask=Box(108,) int8)`` (539 with ``perfect_information``) |
 | rewards | zero-sum; see below |
 | rules | ``rules=`` a preset name or a ``ginenv.Rules`` (default ``standard``) |
 
@@ -20,7 +20,8 @@ Card c is ``suit * 13 + rank``, suits ``shdc``, rank 0 = ace.
 Observation: ``ginenv.observation`` (``OBS_VERSION`` 1): 9 planes of 52 cards (own hand,
 top discard, rest of the pile, cards the opponent took from the pile and holds, cards the
 opponent discarded or passed, unseen cards, the card that may not be discarded, own
-deadwood after each discard, own discards) and 18 scalars. It depends only on what that
+deadwood after each discard (or after taking the face-up card), own discards) and 19
+scalars. It depends only on what that
 player has seen. ``action_mask`` is all zeros for the agent not on move.
 
 Rewards: ``reward_scale`` (default 0.01) times (own points - opponent's points). In

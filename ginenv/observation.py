@@ -16,15 +16,18 @@ Layout (``OBS_VERSION`` 1), 9 planes of 52 (card ids of ``ginenv.cards``) then s
     plane 4   cards the opponent discarded face up, and the upcard the opponent passed
     plane 5   cards this player has not seen: the stock and the opponent's unknown cards
     plane 6   the card this player may not discard this turn (just taken from the pile)
-    plane 7   own deadwood after discarding each card / 100 (this player's discard turn;
-              0 elsewhere and for cards not held)
+    plane 7   own deadwood after discarding each card / 100: in this player's discard
+              turn, for the cards held; in its draw turn or upcard offer, the same for
+              the hand with the face-up card taken (which may then not be discarded);
+              0 elsewhere and for other cards
     plane 8   cards this player discarded face up (what the opponent knows it threw)
     scalars   phase one-hot (5: offer, forced draw, draw, discard, done); stock size / 31;
               is dealer; own deadwood / 100 (of the 10 cards kept; in this player's discard
               turn, the least after a discard); own and opponent
               match totals / target; target / 100; hand's knock limit / 10; gin bonus /
               100; undercut bonus / 100; big gin allowed; big gin can be declared now;
-              turns this hand / max_turns; player is on move
+              turns this hand / max_turns; player is on move; least deadwood after taking
+              the face-up card and discarding / 100 (draw turn or offer; else 0)
     (perfect information) plane 9: the opponent's hand
 """
 
@@ -37,9 +40,9 @@ from ginenv.cards import NUM_CARDS
 
 OBS_VERSION = 1
 NUM_PLANES = 9
-NUM_SCALARS = 5 + 13
-OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS  # 486
-PERFECT_OBS_SIZE = OBS_SIZE + NUM_CARDS  # 538
+NUM_SCALARS = 5 + 14
+OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS  # 487
+PERFECT_OBS_SIZE = OBS_SIZE + NUM_CARDS  # 539
 PLANE_NAMES = ("own_hand", "top_discard", "rest_of_pile", "opponent_took", "opponent_discarded",
                "unseen", "may_not_discard", "deadwood_after_discard", "own_discards")
 
@@ -88,6 +91,16 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     d = np.flatnonzero(mine_to_move)
     after = s.after_discard[d]
     out[d, 7 * NUM_CARDS:8 * NUM_CARDS] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(0.01)
+    # Draw turn or upcard offer: what taking the face-up card would allow.
+    w = np.flatnonzero((s.current == me) & ((s.phase == core.DRAW) | (s.phase == core.OFFER)) & has_pile)
+    take_best = np.zeros(b, np.float32)
+    if w.size:
+        with_top = own[w]
+        with_top[np.arange(w.size), top[w]] = True
+        look = melds.masks_after_discard(melds.suit_masks(with_top))
+        look[np.arange(w.size), top[w]] = melds.NOT_IN_HAND  # a card taken stays this turn
+        out[w, 7 * NUM_CARDS:8 * NUM_CARDS] = np.where(look < melds.NOT_IN_HAND, look, 0) * np.float32(0.01)
+        take_best[w] = look.min(1) / 100.0
     scalars = out[:, n_planes * NUM_CARDS:]
     scalars[:, :5] = 0.0
     scalars[rows, s.phase] = 1.0
@@ -109,6 +122,7 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     x[:, 10] = s.big_gin_ok & mine_to_move
     x[:, 11] = s.turn / rules.max_turns
     x[:, 12] = (s.current == me) & (s.phase != core.DONE)
+    x[:, 13] = take_best
     return out
 
 

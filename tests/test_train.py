@@ -1,0 +1,173 @@
+"""The trainer: a short training run that must learn, exact resume, configs, and
+checkpoints that load anywhere (and fail clearly)."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from safetensors.torch import load_file
+
+import train
+from agents import make_agent
+from agents.evaluate import main as evaluate_main
+from agents.evaluate import play
+from agents.policy import CheckpointError, load_policy
+from ginenv import VectorEnv
+from ginenv.rules import Rules
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture(scope="module")
+def smoke_checkpoint(tmp_path_factory):
+    out = tmp_path_factory.mktemp("smoke")
+    config = train.make_config(config_file=ROOT / "configs" / "smoke.yaml",
+                               sets=[f"log_dir={out / 'runs'}", f"checkpoint_dir={out / 'ck'}", "run_name=smoke"])
+    return train.train(config, quiet=True), out
+
+
+def test_smoke_training_beats_random_in_most_hands(smoke_checkpoint):
+    path, _ = smoke_checkpoint
+    r = play(load_policy(path), make_agent("random"), 600, Rules(), seed=123, mode="hand")
+    assert r["hands_won_a"] / r["games"] >= 0.80, r  # an untrained or broken PPO wins ~0%
+
+
+def test_tensorboard_logs_the_training(smoke_checkpoint):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    _, out = smoke_checkpoint
+    acc = EventAccumulator(str(out / "runs" / "smoke"))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    for tag in ("losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl",
+                "losses/clipfrac", "losses/explained_variance", "charts/decisions_per_second"):
+        assert tag in tags
+    assert len(acc.Scalars("losses/value_loss")) > 10
+
+
+def test_checkpoint_holds_config_spec_and_weights_without_pickle(smoke_checkpoint):
+    path, _ = smoke_checkpoint
+    meta = json.loads((path / "policy.json").read_text())
+    assert meta["spec"]["obs_version"] == 1 and meta["spec"]["num_actions"] == 108
+    assert meta["config"]["exp_name"] == "smoke" and meta["rules"]["gin_bonus"] == 25
+    assert (path.parent / "LATEST").read_text().strip() == path.name
+    assert not list(path.parent.rglob("*.pt")) and not list(path.parent.rglob("*.pkl"))
+    assert load_file(str(path / "policy.safetensors"))
+
+
+def test_policy_acts_on_one_observation_or_a_batch_and_never_illegally(smoke_checkpoint):
+    policy = load_policy(smoke_checkpoint[0].parent)  # the run dir resolves through LATEST
+    env = VectorEnv(64, "standard", seed=5)
+    obs, mask, _ = env.reset()
+    for _ in range(50):
+        acts = policy.act(obs, mask)
+        assert mask[np.arange(64), acts].all()
+        single = policy.act(obs[3], mask[3])
+        assert isinstance(single, int) and single == acts[3]
+        sampled = policy.act(obs, mask, deterministic=False)
+        assert mask[np.arange(64), sampled].all()
+        out = env.step(acts)
+        obs, mask = out.obs.copy(), out.action_mask
+
+
+def test_evaluate_cli_takes_a_checkpoint(smoke_checkpoint, capsys):
+    assert evaluate_main([str(smoke_checkpoint[0].parent), "random", "--hands", "50"]) == 0
+    assert "hands won" in capsys.readouterr().out
+
+
+def tiny_config(tmp_path, **extra):
+    sets = {"num_envs": 16, "num_steps": 8, "total_decisions": 16 * 8 * 6, "num_minibatches": 2,
+            "update_epochs": 2, "hidden_sizes": "[16, 16]", "snapshot_every": 1, "pool_size": 2,
+            "opponent_self": 0.4, "opponent_snapshot": 0.3, "opponent_knock_early": 0.3,
+            "opponent_gin_hunter": 0.0, "eval_every": 2, "eval_matches": 4, "eval_mode": "hand",
+            "checkpoint_every": 100, "log_dir": str(tmp_path / "runs"), "checkpoint_dir": str(tmp_path / "ck"),
+            "run_name": "tiny", **extra}
+    return train.make_config(sets=[f"{k}={v}" for k, v in sets.items()])
+
+
+def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path):
+    whole = train.Trainer(tiny_config(tmp_path / "a"), quiet=True).train()
+    first = train.Trainer(tiny_config(tmp_path / "b"), quiet=True)
+    half = first.train(stop_after=3)
+    assert half.name == "step_0000000003"
+    resumed = train.Trainer(tiny_config(tmp_path / "b"), resume_dir=half.parent, quiet=True).train()
+    assert resumed.name == whole.name == "step_0000000006"
+    a, b = load_file(str(whole / "policy.safetensors")), load_file(str(resumed / "policy.safetensors"))
+    assert a.keys() == b.keys()
+    for k in a:
+        assert (a[k] == b[k]).all(), k
+    ta, tb = load_file(str(whole / "trainer.safetensors")), load_file(str(resumed / "trainer.safetensors"))
+    for k in ta:
+        assert (ta[k] == tb[k]).all(), k
+
+
+def test_config_errors_name_the_valid_keys(tmp_path):
+    with pytest.raises(ValueError, match="unknown config key 'learning_rat'.*valid keys: exp_name"):
+        train.make_config(sets=["learning_rat=0.1"])
+    with pytest.raises(ValueError, match="learning_rate must be a float"):
+        train.make_config(sets=["learning_rate=fast"])
+    with pytest.raises(ValueError, match="key=value"):
+        train.make_config(sets=["learning_rate"])
+    with pytest.raises(ValueError, match="rules must be one of"):
+        train.make_config(sets=["rules=vegas"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("num_envs: [1, 2\n")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        train.make_config(config_file=bad)
+    bad.write_text("nums_envs: 4\n")
+    with pytest.raises(ValueError, match="unknown config key 'nums_envs'"):
+        train.make_config(config_file=bad)
+    with pytest.raises(ValueError, match="not found"):
+        train.make_config(config_file=tmp_path / "missing.yaml")
+
+
+def test_cli_refuses_a_bad_config(capsys):
+    with pytest.raises(SystemExit):
+        train.main(["--set", "num_envs=0"])
+    assert "num_envs must be at least 1" in capsys.readouterr().err
+
+
+def test_broken_checkpoints_fail_clearly(smoke_checkpoint, tmp_path):
+    import shutil
+
+    src = smoke_checkpoint[0]
+    with pytest.raises(CheckpointError, match="no checkpoint at"):
+        load_policy(tmp_path / "nowhere")
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(src, corrupt)
+    (corrupt / "policy.safetensors").write_bytes(b"not a safetensors file at all")
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_policy(corrupt)
+    old = tmp_path / "old"
+    shutil.copytree(src, old)
+    meta = json.loads((old / "policy.json").read_text())
+    meta["spec"]["obs_version"] = 0
+    (old / "policy.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="spec"):
+        load_policy(old)
+    (old / "policy.json").write_text("{ not json")
+    with pytest.raises(CheckpointError, match="corrupted"):
+        load_policy(old)
+    missing = tmp_path / "missing"
+    shutil.copytree(src, missing)
+    (missing / "policy.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="no policy.safetensors"):
+        load_policy(missing)
+
+
+def test_onnx_export_picks_the_same_actions_as_torch(smoke_checkpoint, tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    from agents.export import main as export_main
+
+    out = tmp_path / "policy.onnx"
+    assert export_main([str(smoke_checkpoint[0]), "--onnx", str(out)]) == 0
+    policy = load_policy(smoke_checkpoint[0])
+    env = VectorEnv(1000, "standard", seed=11)
+    obs, mask, _ = env.reset()
+    session = ort.InferenceSession(str(out))
+    for _ in range(4):
+        _, actions = session.run(None, {"observation": obs, "action_mask": mask})
+        assert (actions == policy.act(obs, mask)).all()
+        step = env.step(policy.act(obs, mask, deterministic=False))
+        obs, mask = step.obs.copy(), step.action_mask
