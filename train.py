@@ -234,7 +234,11 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
 class Trainer:
     """State of one run: built fresh from a config, or restored from a checkpoint."""
 
-    def __init__(self, config: Config, resume_dir=None, quiet: bool = False):
+    def __init__(self, config: Config, resume_dir=None, quiet: bool = False, resume_overrides=()):
+        step_dir = None
+        if resume_dir is not None:  # the run's own config, but for the keys given again
+            step_dir = resolve_checkpoint(resume_dir)
+            config = _saved_config(step_dir, config, tuple(resume_overrides))
         self.config, self.quiet = config, quiet
         c = config
         if not c.run_name:
@@ -263,8 +267,8 @@ class Trainer:
         self.snapshot_index = np.zeros(c.num_envs, np.int64)
         self._assign_opponents(np.arange(c.num_envs))
         self.run_dir = Path(c.checkpoint_dir) / c.run_name
-        if resume_dir is not None:
-            self._restore(resolve_checkpoint(resume_dir))
+        if step_dir is not None:
+            self._restore(step_dir)
         from torch.utils.tensorboard import SummaryWriter
 
         self.writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
@@ -524,14 +528,7 @@ class Trainer:
 
     def _restore(self, step_dir: Path) -> None:
         meta = read_meta(step_dir)
-        tmeta_path = step_dir / "trainer.json"
-        if not tmeta_path.is_file():
-            raise ValueError(f"{step_dir} holds a policy only, not a resumable training state")
-        tmeta = json.loads(tmeta_path.read_text())
-        saved = dict(tmeta["config"])
-        for key in ("total_decisions", "eval_every", "checkpoint_every", "log_dir", "checkpoint_dir", "torch_threads"):
-            saved[key] = getattr(self.config, key)  # may be changed on resume
-        self.config = Config(**saved)
+        tmeta = json.loads((step_dir / "trainer.json").read_text())
         self.run_dir = step_dir.parent
         self.model.load_state_dict(load_tensors(step_dir / "policy.safetensors"))
         t = load_tensors(step_dir / "trainer.safetensors")
@@ -609,6 +606,21 @@ class Trainer:
         return path if path is not None else self.checkpoint()
 
 
+def _saved_config(step_dir: Path, given: Config, overrides: tuple) -> Config:
+    """The config saved with a checkpoint, with ``overrides`` (and where logs and
+    checkpoints go) taken from ``given``."""
+    path = step_dir / "trainer.json"
+    if not path.is_file():
+        raise ValueError(f"{step_dir} holds a policy only, not a resumable training state")
+    try:
+        saved = dict(json.loads(path.read_text())["config"])
+    except (json.JSONDecodeError, KeyError) as e:
+        raise ValueError(f"{path} is corrupted: {e}") from None
+    for key in ("log_dir", "checkpoint_dir", "torch_threads") + overrides:
+        saved[key] = getattr(given, key)
+    return Config(**saved)
+
+
 def _flatten_optimizer(opt) -> dict:
     out = {}
     for pid, st in opt.state_dict()["state"].items():
@@ -645,7 +657,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", default=None, help=f"YAML config (default {DEFAULT_CONFIG.relative_to(Path.cwd()) if DEFAULT_CONFIG.is_relative_to(Path.cwd()) else DEFAULT_CONFIG})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    p.add_argument("--resume", default=None, help="continue the run in this checkpoint directory")
+    p.add_argument("--resume", default=None, help="continue the run in this checkpoint directory (its own "
+                   "config; keys given with --set, e.g. total_decisions or learning_rate, replace the saved ones)")
     args = p.parse_args(argv)
     try:
         if args.resume:
@@ -654,7 +667,8 @@ def main(argv=None) -> int:
             config = make_config(config_file=args.config or DEFAULT_CONFIG, sets=args.set)
     except ValueError as e:
         p.error(str(e))
-    trainer = Trainer(config, resume_dir=args.resume)
+    overrides = tuple(item.split("=", 1)[0].strip() for item in args.set)
+    trainer = Trainer(config, resume_dir=args.resume, resume_overrides=overrides)
     print(f"run {trainer.config.run_name}: TensorBoard logs in {Path(trainer.config.log_dir) / trainer.config.run_name}, "
           f"checkpoints in {trainer.run_dir}", flush=True)
     path = trainer.train()

@@ -171,3 +171,13 @@ def test_onnx_export_picks_the_same_actions_as_torch(smoke_checkpoint, tmp_path)
         assert (actions == policy.act(obs, mask)).all()
         step = env.step(policy.act(obs, mask, deterministic=False))
         obs, mask = step.obs.copy(), step.action_mask
+
+
+def test_resume_keeps_the_runs_config_except_keys_given_again(tmp_path):
+    first = train.Trainer(tiny_config(tmp_path), quiet=True)
+    half = first.train(stop_after=2)
+    longer = tiny_config(tmp_path, total_decisions=16 * 8 * 8, learning_rate=0.5, num_envs=99)
+    t = train.Trainer(longer, resume_dir=half.parent, quiet=True, resume_overrides=("total_decisions",))
+    assert t.num_updates == 8 and t.update == 2
+    assert t.config.learning_rate == first.config.learning_rate and t.config.num_envs == 16
+    assert t.train().name == "step_0000000008"
