@@ -362,11 +362,9 @@ class Trainer:
             if kind == "snapshot":
                 for s in np.unique(self.snapshot_index[idx]):
                     sub = idx[self.snapshot_index[idx] == s]
-                    with torch.no_grad():
-                        a, _, _, _ = self.pool[s].get_action_and_value(
-                            torch.from_numpy(obs[sub]), torch.from_numpy(mask[sub]),
-                            opponent_hand=torch.zeros(len(sub), 52) if self.pool[s].privileged_critic else None)
-                    act[sub] = a.numpy()
+                    with torch.no_grad():  # the snapshot's actor only: its critic is not needed
+                        logits = masked_logits(self.pool[s].actor(torch.from_numpy(obs[sub])), torch.from_numpy(mask[sub]))
+                        act[sub] = torch.distributions.Categorical(logits=logits).sample().numpy()
             else:
                 act[idx] = self.baselines[kind].act(obs[idx], mask[idx])
 

@@ -52,7 +52,7 @@ def _discard_key(mask52, after, score=None):
 
 class _Heuristic:
     def __init__(self, seed: int = 0):
-        self.rng = np.random.default_rng(seed)
+        pass  # deterministic; ``seed`` keeps one constructor for every baseline
 
     def act(self, observations, action_masks):
         obs, mask = check_batch(observations, action_masks)

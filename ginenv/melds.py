@@ -216,7 +216,7 @@ def masks_deadwood(masks: np.ndarray) -> np.ndarray:
     return out
 
 
-def _group_min(values: np.ndarray, owner: np.ndarray, starts: np.ndarray, n: int) -> np.ndarray:
+def _group_min(values: np.ndarray, owner: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Row-wise minimum of ``values`` per owner (each owner's rows contiguous, >= 1).
 
     Loops over the position within a group (a handful: 3 for two ranks held three
@@ -245,7 +245,7 @@ def masks_after_discard(masks: np.ndarray) -> np.ndarray:
     crowded = np.flatnonzero(crowded)
     if crowded.size:
         owner, opt_masks, starts = set_options(masks[crowded], include_base=False)
-        best = _group_min(_after_discard(opt_masks), owner, starts, crowded.size)
+        best = _group_min(_after_discard(opt_masks), owner, starts)
         out[crowded] = np.minimum(out[crowded], best)
     np.minimum(out, NOT_IN_HAND, out=out)
     return out

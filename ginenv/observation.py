@@ -125,7 +125,3 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     x[:, 13] = take_best
     return out
 
-
-def action_mask_for(s: core.State, player) -> np.ndarray:
-    """``(B, NUM_ACTIONS)`` bool: the legal actions if ``player`` is on move, else none."""
-    return core.legal_action_mask(s) & (s.current == np.asarray(player))[:, None]
