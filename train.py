@@ -33,7 +33,7 @@ import numpy as np
 import torch
 import yaml
 
-from agents import make_agent
+from agents import BASELINES, make_agent
 from agents.evaluate import play
 from agents.network import ActorCritic, masked_logits
 from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
@@ -153,8 +153,8 @@ class Config:
                 problems.append(f"{name} must be at least 1")
         if self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0:
             problems.append("eval_every, bc_decisions and critic_warmup_updates must be >= 0")
-        if self.bc_teacher not in ("", "random", "knock_early", "gin_hunter"):
-            problems.append("bc_teacher must be empty or a baseline name (random, knock_early, gin_hunter)")
+        if self.bc_teacher and self.bc_teacher not in BASELINES:
+            problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         mix = self.opponent_mix()
         if any(v < 0 for v in mix.values()) or sum(mix.values()) <= 0:
             problems.append("the opponent_* shares must be >= 0 and not all 0")

@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.base import Agent
-from agents.baselines import BASELINES, GinHunter, KnockEarly, RandomAgent
+from agents.baselines import BASELINES, GinHunter, KnockEarly, Patient, RandomAgent
 
 
 def make_agent(spec, seed: int = 0):
-    """A baseline name (``random``, ``knock_early``, ``gin_hunter``), a checkpoint
+    """A baseline name (``random``, ``knock_early``, ``gin_hunter``, ``patient``), a checkpoint
     directory or file, or an object that already has ``act``."""
     if hasattr(spec, "act"):
         return spec
@@ -27,4 +27,4 @@ def make_agent(spec, seed: int = 0):
                      f"and no checkpoint at {path.resolve()}")
 
 
-__all__ = ["Agent", "BASELINES", "GinHunter", "KnockEarly", "RandomAgent", "make_agent"]
+__all__ = ["Agent", "BASELINES", "GinHunter", "KnockEarly", "Patient", "RandomAgent", "make_agent"]

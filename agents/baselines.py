@@ -20,6 +20,14 @@ Strategies, phase by phase:
     It does not knock before gin (it declares gin or big gin when it can). As the stock
     runs out (6 cards or fewer left, the hand about to die as a dead hand) it knocks as
     soon as it legally can, like knock_early.
+
+``patient``
+    Draws and discards like knock_early. It knocks as soon as it can only in the first
+    turns of a hand (while the stock still holds 25 cards or more, before the opponent's
+    hand has taken shape); after that it waits for gin, unless the stock is nearly out
+    (4 cards or fewer), when it knocks as soon as it can again. Against knock_early it
+    lives off undercuts: knock_early knocks with up to 10 deadwood, and a hand that
+    keeps its deadwood low for gin is often lower still.
 """
 
 from __future__ import annotations
@@ -133,6 +141,24 @@ class GinHunter(_Heuristic):
         return gin | (endgame & knocks.any(1))
 
 
+class Patient(KnockEarly):
+    """knock_early with a knock rule that waits: any knock while the stock holds
+    ``early_stock`` cards or more, or ``endgame_stock`` or fewer; in between, only a knock
+    leaving ``late_limit`` deadwood or less (0: gin). ``bench/bench_knock_rules.py`` scans
+    these numbers."""
+
+    name = "patient"
+
+    def __init__(self, seed: int = 0, early_stock: int = 25, endgame_stock: int = 4, late_limit: int = 0):
+        super().__init__(seed)
+        self.early_stock, self.endgame_stock, self.late_limit = early_stock, endgame_stock, late_limit
+
+    def knocks(self, obs, knocks, after):
+        stock = obs[:, _STOCK] * 31
+        anytime = (stock >= self.early_stock - 0.5) | (stock <= self.endgame_stock + 0.5)
+        return (knocks & ((after <= self.late_limit) | anytime[:, None])).any(1)
+
+
 class RandomAgent:
     name = "random"
 
@@ -144,4 +170,4 @@ class RandomAgent:
         return (self.rng.random(mask.shape) * mask).argmax(1)
 
 
-BASELINES = {"random": RandomAgent, "knock_early": KnockEarly, "gin_hunter": GinHunter}
+BASELINES = {"random": RandomAgent, "knock_early": KnockEarly, "gin_hunter": GinHunter, "patient": Patient}

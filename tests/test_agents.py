@@ -48,7 +48,25 @@ def test_gin_hunter_knocks_only_at_gin_until_the_endgame():
     self_play(make_agent("gin_hunter"), check=check)
 
 
-@pytest.mark.parametrize("name", ["knock_early", "gin_hunter"])
+def test_patient_knocks_early_in_the_hand_then_only_at_gin_until_the_endgame():
+    seen = {"early": 0, "gin": 0, "endgame": 0}
+
+    def check(state, obs, mask, acts):
+        can = mask[:, A.KNOCK:A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
+        stock = state.stock_size
+        gin = np.array([state.after_discard[i, mask[i, A.KNOCK:A.DRAW_STOCK]].min(initial=99) == 0
+                        for i in range(len(acts))])
+        must = can & ((stock >= 25) | (stock <= 4) | gin)
+        assert A.is_knock(acts[must]).all()
+        assert not A.is_knock(acts[can & ~must]).any()
+        seen["early"] += int((can & (stock >= 25)).sum())
+        seen["gin"] += int((can & gin & (stock < 25) & (stock > 4)).sum())
+        seen["endgame"] += int((can & (stock <= 4)).sum())
+    self_play(make_agent("patient"), check=check)
+    assert min(seen.values()) > 0, seen  # every branch of the rule was exercised
+
+
+@pytest.mark.parametrize("name", ["knock_early", "gin_hunter", "patient"])
 def test_baselines_act_the_same_batched_and_one_by_one(name):
     agent = make_agent(name)
     env = VectorEnv(40, "standard", seed=3)

@@ -111,6 +111,8 @@ def test_config_errors_name_the_valid_keys(tmp_path):
         train.make_config(sets=["learning_rate"])
     with pytest.raises(ValueError, match="rules must be one of"):
         train.make_config(sets=["rules=vegas"])
+    with pytest.raises(ValueError, match="bc_teacher must be empty or a baseline name .*patient"):
+        train.make_config(sets=["bc_teacher=knock_late"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_envs: [1, 2\n")
     with pytest.raises(ValueError, match="not valid YAML"):
