@@ -240,6 +240,7 @@ class Trainer:
             step_dir = resolve_checkpoint(resume_dir)
             config = _saved_config(step_dir, config, tuple(resume_overrides))
         self.config, self.quiet = config, quiet
+        self.resume_overrides = tuple(resume_overrides)
         c = config
         if not c.run_name:
             c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
@@ -527,7 +528,8 @@ class Trainer:
     def _restore(self, step_dir: Path) -> None:
         meta = read_meta(step_dir)
         tmeta = json.loads((step_dir / "trainer.json").read_text())
-        self.run_dir = step_dir.parent
+        if "checkpoint_dir" not in self.resume_overrides:  # continue in place unless told where
+            self.run_dir = step_dir.parent
         self.model.load_state_dict(load_tensors(step_dir / "policy.safetensors"))
         t = load_tensors(step_dir / "trainer.safetensors")
         _restore_optimizer(self.optimizer, {k[4:]: v for k, v in t.items() if k.startswith("opt.")}, tmeta["optimizer"])
@@ -656,7 +658,8 @@ def main(argv=None) -> int:
     p.add_argument("--config", default=None, help=f"YAML config (default {DEFAULT_CONFIG.relative_to(Path.cwd()) if DEFAULT_CONFIG.is_relative_to(Path.cwd()) else DEFAULT_CONFIG})")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     p.add_argument("--resume", default=None, help="continue the run in this checkpoint directory (its own "
-                   "config; keys given with --set, e.g. total_decisions or learning_rate, replace the saved ones)")
+                   "config; keys given with --set, e.g. total_decisions or learning_rate, replace the saved ones; "
+                   "new checkpoints go to that directory unless checkpoint_dir is given)")
     args = p.parse_args(argv)
     try:
         if args.resume:

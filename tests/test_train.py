@@ -183,3 +183,13 @@ def test_resume_keeps_the_runs_config_except_keys_given_again(tmp_path):
     assert t.num_updates == 8 and t.update == 2
     assert t.config.learning_rate == first.config.learning_rate and t.config.num_envs == 16
     assert t.train().name == "step_0000000008"
+    assert t.run_dir == half.parent  # continued in place
+
+
+def test_resume_writes_where_checkpoint_dir_says_when_given_again(tmp_path):
+    half = train.Trainer(tiny_config(tmp_path), quiet=True).train(stop_after=2)
+    elsewhere = tiny_config(tmp_path, checkpoint_dir=str(tmp_path / "elsewhere"))
+    t = train.Trainer(elsewhere, resume_dir=half.parent, quiet=True, resume_overrides=("checkpoint_dir",))
+    last = t.train(stop_after=1)
+    assert last.parent == tmp_path / "elsewhere" / t.config.run_name
+    assert sorted(p.name for p in half.parent.glob("step_*")) == [half.name]  # untouched
