@@ -240,7 +240,6 @@ class Trainer:
             step_dir = resolve_checkpoint(resume_dir)
             config = _saved_config(step_dir, config, tuple(resume_overrides))
         self.config, self.quiet = config, quiet
-        self.resume_overrides = tuple(resume_overrides)
         c = config
         if not c.run_name:
             c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
@@ -267,7 +266,10 @@ class Trainer:
         self.learner_seat = np.zeros(c.num_envs, np.int8)
         self.snapshot_index = np.zeros(c.num_envs, np.int64)
         self._assign_opponents(np.arange(c.num_envs))
+        # A resumed run continues in its own directory unless checkpoint_dir is given again.
         self.run_dir = Path(c.checkpoint_dir) / c.run_name
+        if step_dir is not None and "checkpoint_dir" not in resume_overrides:
+            self.run_dir = step_dir.parent
         if step_dir is not None:
             self._restore(step_dir)
         from torch.utils.tensorboard import SummaryWriter
@@ -364,8 +366,8 @@ class Trainer:
                 for s in np.unique(self.snapshot_index[idx]):
                     sub = idx[self.snapshot_index[idx] == s]
                     with torch.no_grad():  # the snapshot's actor only: its critic is not needed
-                        logits = masked_logits(self.pool[s].actor(torch.from_numpy(obs[sub])), torch.from_numpy(mask[sub]))
-                        act[sub] = torch.distributions.Categorical(logits=logits).sample().numpy()
+                        dist = self.pool[s].action_dist(torch.from_numpy(obs[sub]), torch.from_numpy(mask[sub]))
+                        act[sub] = dist.sample().numpy()
             else:
                 act[idx] = self.baselines[kind].act(obs[idx], mask[idx])
 
@@ -528,8 +530,6 @@ class Trainer:
     def _restore(self, step_dir: Path) -> None:
         meta = read_meta(step_dir)
         tmeta = json.loads((step_dir / "trainer.json").read_text())
-        if "checkpoint_dir" not in self.resume_overrides:  # continue in place unless told where
-            self.run_dir = step_dir.parent
         self.model.load_state_dict(load_tensors(step_dir / "policy.safetensors"))
         t = load_tensors(step_dir / "trainer.safetensors")
         _restore_optimizer(self.optimizer, {k[4:]: v for k, v in t.items() if k.startswith("opt.")}, tmeta["optimizer"])

@@ -45,6 +45,10 @@ _STOCK = _PHASE + 5
 _VALUES = CARD_VALUES.astype(np.int64)
 
 
+def _stock_size(obs):
+    return np.rint(obs[:, _STOCK] * 31).astype(np.int64)
+
+
 def _plane(obs, k):
     return obs[:, k * NUM_CARDS:(k + 1) * NUM_CARDS]
 
@@ -137,7 +141,7 @@ class GinHunter(_Heuristic):
 
     def knocks(self, obs, knocks, after):
         gin = (knocks & (after == 0)).any(1)
-        endgame = obs[:, _STOCK] * 31 <= self.endgame_stock + 0.5
+        endgame = _stock_size(obs) <= self.endgame_stock
         return gin | (endgame & knocks.any(1))
 
 
@@ -154,8 +158,8 @@ class Patient(KnockEarly):
         self.early_stock, self.endgame_stock, self.late_limit = early_stock, endgame_stock, late_limit
 
     def knocks(self, obs, knocks, after):
-        stock = obs[:, _STOCK] * 31
-        anytime = (stock >= self.early_stock - 0.5) | (stock <= self.endgame_stock + 0.5)
+        stock = _stock_size(obs)
+        anytime = (stock >= self.early_stock) | (stock <= self.endgame_stock)
         return (knocks & ((after <= self.late_limit) | anytime[:, None])).any(1)
 
 

@@ -118,8 +118,12 @@ class ActorCritic(nn.Module):
         x = torch.cat([obs, opponent_hand], 1) if self.privileged_critic else obs
         return self.critic(x).squeeze(-1)
 
+    def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:
+        """The actor's distribution over the legal actions."""
+        return Categorical(logits=masked_logits(self.actor(obs), mask))
+
     def get_action_and_value(self, obs, mask, action=None, opponent_hand=None):
-        dist = Categorical(logits=masked_logits(self.actor(obs), mask))
+        dist = self.action_dist(obs, mask)
         if action is None:
             action = dist.sample()
         return action, dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand)

@@ -141,9 +141,7 @@ class Policy:
         if deterministic:
             actions = self.model.act_greedy(obs, mask)
         else:
-            from agents.network import masked_logits
-
-            probs = torch.softmax(masked_logits(self.model.actor(obs), mask), -1)
+            probs = self.model.action_dist(obs, mask).probs
             actions = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
         out = actions.numpy().astype(np.int64)
         return int(out[0]) if single else out
