@@ -1,0 +1,111 @@
+"""The rules that the bench scripts wrap around agents (``bench/bench_denial.py``,
+``bench/bench_probes.py``), each against a per-game loop over the engine's own state."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+
+from agents import make_agent
+from ginenv import actions as A
+from ginenv.cards import CARD_VALUES, NUM_CARDS
+from test_agents import self_play
+
+
+
+def load_bench(name):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_denial, bench_probes = load_bench("bench_denial"), load_bench("bench_probes")
+
+
+def reference_danger(opp_taken):
+    """A card is dangerous if some card the opponent took and holds has its rank, or is
+    next to it in the same suit (card id = suit * 13 + rank)."""
+    out = np.zeros(NUM_CARDS, bool)
+    for c in range(NUM_CARDS):
+        for t in np.flatnonzero(opp_taken):
+            same_rank = c % 13 == t % 13
+            next_in_suit = c // 13 == t // 13 and abs(c % 13 - t % 13) == 1
+            out[c] |= same_rank or next_in_suit
+    return out
+
+
+def test_denier_swaps_a_dangerous_discard_for_the_best_safe_one_within_tolerance():
+    tol = 3
+    agent, patient = bench_denial.Denier(tolerance=tol), make_agent("patient")
+    swaps = {"swapped": 0, "kept": 0}
+
+    def check(state, obs, mask, acts):
+        base = patient.act(obs, mask)
+        for i in range(len(acts)):
+            if not A.is_discard(base[i]):
+                assert acts[i] == base[i]
+                continue
+            me = state.current[i]
+            danger = reference_danger(state.took[i, 1 - me] & state._hands[i, 1 - me])
+            chosen = A.card_of(base[i])
+            after = state.after_discard[i]
+            safe = [c for c in range(NUM_CARDS) if mask[i, A.DISCARD + c] and not danger[c]
+                    and after[c] <= after[chosen] + tol]
+            if danger[chosen] and safe:
+                best = min(safe, key=lambda c: (after[c], -CARD_VALUES[c], c))
+                assert acts[i] == A.DISCARD + best
+                swaps["swapped"] += 1
+            else:
+                assert acts[i] == base[i]
+                swaps["kept"] += 1
+
+    self_play(agent, steps=300, check=check)
+    assert min(swaps.values()) > 0, swaps  # both branches were exercised
+
+
+def test_forced_knock_knocks_at_the_limit_with_the_least_deadwood_else_defers():
+    limit = 6
+    agent = bench_probes.ForcedKnock(make_agent("gin_hunter"), limit)
+    seen = {"forced": 0, "deferred": 0}
+
+    def check(state, obs, mask, acts):
+        own = agent.base.act(obs, mask)
+        for i in range(len(acts)):
+            knocks = [c for c in range(NUM_CARDS) if mask[i, A.KNOCK + c]]
+            after = state.after_discard[i]
+            if not mask[i, A.BIG_GIN] and any(after[c] <= limit for c in knocks):
+                best = min(knocks, key=lambda c: (after[c], -CARD_VALUES[c], c))
+                assert acts[i] == A.KNOCK + best
+                seen["forced"] += 1
+            else:
+                assert acts[i] == own[i]
+                seen["deferred"] += 1
+
+    self_play(agent, steps=300, check=check)
+    assert min(seen.values()) > 0, seen
+
+
+def test_scores_zeroed_hides_only_the_match_totals():
+    seen = []
+
+    class Spy:
+        def act(self, obs, mask):
+            seen.append(obs.copy())
+            return make_agent("knock_early").act(obs, mask)
+
+    agent = bench_probes.ScoresZeroed(Spy())
+    env_obs = []
+
+    def check(state, obs, mask, acts):
+        env_obs.append(obs.copy())
+        expected = np.stack([state.scores[i, state.current[i]] for i in range(len(acts))]) / state.rules.target
+        np.testing.assert_allclose(obs[:, bench_probes.SCORES], expected, rtol=1e-6)
+
+    self_play(agent, steps=200, check=check)
+    moved = [o[:, bench_probes.SCORES:bench_probes.SCORES + 2].any() for o in env_obs]
+    assert any(moved)  # match totals did appear in the real observations
+    for real, given in zip(env_obs, seen):
+        assert not given[:, bench_probes.SCORES:bench_probes.SCORES + 2].any()
+        rest = np.delete(real, [bench_probes.SCORES, bench_probes.SCORES + 1], axis=1)
+        np.testing.assert_array_equal(rest, np.delete(given, [bench_probes.SCORES, bench_probes.SCORES + 1], axis=1))
