@@ -53,6 +53,11 @@ def _plane(obs, k):
     return obs[:, k * NUM_CARDS:(k + 1) * NUM_CARDS]
 
 
+def _deadwood_after(obs):
+    """``(n, 52)`` int: own deadwood after discarding each card (plane 7), 0 elsewhere."""
+    return np.rint(_plane(obs, 7) * 100).astype(np.int64)
+
+
 def _discard_key(mask52, after, score=None):
     """Lower is better: least deadwood after (then lowest connection score), then
     the highest value. Illegal cards get a huge key."""
@@ -96,7 +101,7 @@ class _Heuristic:
         return np.where(take, A.TAKE_DISCARD, other)
 
     def _discard(self, obs, mask):
-        after = np.rint(_plane(obs, 7) * 100).astype(np.int64)
+        after = _deadwood_after(obs)
         discards, knocks = mask[:, A.DISCARD:A.KNOCK], mask[:, A.KNOCK:A.DRAW_STOCK]
         score = self.scores(obs)
         best_discard = np.argmin(_discard_key(discards, after, score), 1)
@@ -130,7 +135,7 @@ class GinHunter(_Heuristic):
         """Connection score per card: 3 melded, else the number of pair / run-draw
         partners held (capped at 2)."""
         hand = (_plane(obs, 0) > 0.5).reshape(-1, 4, 13)
-        after = np.rint(_plane(obs, 7) * 100).astype(np.int64)
+        after = _deadwood_after(obs)
         whole = melds.masks_deadwood(melds.suit_masks(hand.reshape(-1, NUM_CARDS))).astype(np.int64)
         melded = (after.reshape(-1, 4, 13) > (whole[:, None, None] - _VALUES.reshape(4, 13))) & hand
         same_rank = hand.sum(1, keepdims=True) - hand

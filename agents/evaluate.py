@@ -4,7 +4,8 @@ A and B are baseline names (``random``, ``knock_early``, ``gin_hunter``) or chec
 paths. Every match is played at once on the batched engine; seats and the first dealer
 alternate between matches. Reports matches won (with a 95% Wilson interval), hands won,
 mean points per hand, gin / knock / undercut / dead-hand rates and mean hand length, as
-a table and optionally JSON. ``--hands N`` plays single hands instead of matches.
+a table and optionally JSON (which also splits the hands by who ended them and how).
+``--hands N`` plays single hands instead of matches.
 
 The round robin plays every pair and fits Bradley-Terry strengths to the match results
 (draws count half; minorisation-maximisation, Hunter 2004), shown on the Elo scale
@@ -50,6 +51,8 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
     a_seat = (np.arange(n) % 2).astype(np.int8)
     rows = np.arange(n)
     kinds = np.zeros((len(core.HAND_KIND_NAMES),), np.int64)
+    # By who ended the hand (0: a, 1: b, 2: nobody) and how: hands, a's net points, draws.
+    by_ender = np.zeros((3, len(core.HAND_KIND_NAMES), 3), np.int64)
     hands_won_a = hands_won_b = hands = turns = 0
     points_a = points_b = 0
     for step in range(max_steps):
@@ -71,6 +74,12 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
             np.add.at(kinds, state.hand_kind[ended], 1)
             pa = state.hand_points[ended, a_seat[ended]]
             pb = state.hand_points[ended, 1 - a_seat[ended]]
+            knocker = state.last_knocker[ended]
+            ender = np.where(knocker < 0, 2, np.where(knocker == a_seat[ended], 0, 1))
+            cell = (ender, state.hand_kind[ended])
+            np.add.at(by_ender[..., 0], cell, 1)
+            np.add.at(by_ender[..., 1], cell, pa.astype(np.int64) - pb)
+            np.add.at(by_ender[..., 2], cell, state.hand_turns[ended].astype(np.int64))
             hands_won_a += int((pa > 0).sum())
             hands_won_b += int((pb > 0).sum())
             points_a += int(pa.sum())
@@ -104,6 +113,10 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
         "dead_rate": (named["dead"] + named["truncated"]) / max(hands, 1),
         "mean_hand_length": turns / max(hands, 1),
         "hand_kinds": named,
+        "hands_by_ender": {
+            f"{who}/{kind}": {"hands": int(c), "net_points_a": int(pts), "draws": int(t)}
+            for who, row in zip(("a", "b", "-"), by_ender)
+            for kind, (c, pts, t) in zip(core.HAND_KIND_NAMES, row) if c},
     }
 
 

@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 
 from agents import make_agent
-from agents.baselines import Patient, _discard_key, _plane
+from agents.baselines import Patient, _deadwood_after, _discard_key, _plane
 from agents.evaluate import play
 from ginenv import actions as A
 from ginenv.rules import Rules
@@ -40,7 +40,7 @@ class Denier(Patient):
     def _discard(self, obs, mask):
         out = super()._discard(obs, mask)
         rows = np.arange(len(obs))
-        after = np.rint(_plane(obs, 7) * 100).astype(np.int64)
+        after = _deadwood_after(obs)
         discards = mask[:, A.DISCARD:A.KNOCK]
         is_discard = (out >= A.DISCARD) & (out < A.KNOCK)
         chosen = np.where(is_discard, out - A.DISCARD, 0)

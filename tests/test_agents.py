@@ -110,6 +110,23 @@ def test_evaluator_counts_add_up_and_repeat_with_a_seed():
     assert sum(r1["hand_kinds"].values()) == r1["hands"]
     assert r1["hands_won_a"] + r1["hands_won_b"] <= r1["hands"]
     assert r1["win_rate_a_ci95"][0] <= r1["win_rate_a"] <= r1["win_rate_a_ci95"][1]
+    # The split by who ended each hand adds up to the totals kept apart from it.
+    split = r1["hands_by_ender"]
+    assert sum(c["hands"] for c in split.values()) == r1["hands"]
+    for kind, count in r1["hand_kinds"].items():
+        assert sum(c["hands"] for k, c in split.items() if k.endswith("/" + kind)) == count
+    net = sum(c["net_points_a"] for c in split.values())
+    assert net == round((r1["points_per_hand_a"] - r1["points_per_hand_b"]) * r1["hands"])
+    assert sum(c["draws"] for c in split.values()) == round(r1["mean_hand_length"] * r1["hands"])
+    # And it names the right player: a knocker who is undercut loses, one who goes gin wins.
+    for key, c in split.items():
+        who, kind = key.split("/")
+        sign = {"a": 1, "b": -1, "-": 0}[who]
+        if kind in ("gin", "big_gin", "knock"):
+            assert sign * c["net_points_a"] > 0, key
+        if kind == "undercut":
+            assert sign * c["net_points_a"] < 0, key
+    assert {k.split("/")[0] for k in split} >= {"a", "b"}
 
 
 def test_wilson_interval_known_values():

@@ -12,7 +12,6 @@ from ginenv.cards import CARD_VALUES, NUM_CARDS
 from test_agents import self_play
 
 
-
 def load_bench(name):
     spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
