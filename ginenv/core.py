@@ -157,6 +157,13 @@ class State:
             f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)
             if isinstance(getattr(self, f.name), np.ndarray)})
 
+    def select(self, games) -> "State":
+        """A new State of the games ``games`` (indices, repeats allowed; arrays copied)."""
+        idx = np.asarray(games, np.int64)
+        return dataclasses.replace(self, **{
+            f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), np.ndarray)})
+
     def stock(self, game: int) -> np.ndarray:
         """The stock of one game, top card first (private)."""
         return self._deck[game, self.stock_pos[game]:].astype(np.int64)
@@ -271,6 +278,54 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
 
 
 # ------------------------------------------------------------------------ legality
+def resample_hidden(s: State, player, rng: np.random.Generator) -> State:
+    """A copy of ``s`` with what ``player`` cannot see dealt anew: the opponent's
+    unknown cards and the stock's order (what OpenSpiel calls resampling from an
+    information state; the worlds of a determinized search).
+
+    ``player`` is an int or a ``(B,)`` array. The cards ``player`` has not seen (in
+    neither its hand, the discard pile, nor among the cards the opponent took from the
+    pile and still holds) are shuffled with ``rng``; the opponent gets as many of them
+    as it held unknown, the stock the rest. Everything public stays: the pile and its
+    order, who took, threw or passed what, the phase, the scores. The deck's dealt part
+    (which recorded the original deal) is rewritten in card order, and each game gets a
+    fresh seed for its later deals, so nothing of the true hidden state survives: two
+    states that differ only in what ``player`` cannot see give the same copy for the
+    same ``rng`` state.
+    """
+    s = s.copy()
+    b = s.batch_size
+    rows = np.arange(b)
+    me = np.broadcast_to(np.asarray(player, np.int64), (b,))
+    opp = 1 - me
+    opp_hand = s._hands[rows, opp]
+    known = s.took[rows, opp] & opp_hand
+    unseen = ~(s._hands[rows, me] | s.pile_mask | known)
+    k = (opp_hand.sum(1) - known.sum(1)).astype(np.int64)
+    pos = s.stock_pos.astype(np.int64)[:, None]
+    keys = rng.random((b, NUM_CARDS))
+    # Unseen cards in random order first, then the others in card order.
+    order = np.argsort(np.where(unseen, keys, 2.0 + np.arange(NUM_CARDS) / NUM_CARDS), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    rank[rows[:, None], order] = np.arange(NUM_CARDS)
+    new_opp = known | (unseen & (rank < k[:, None]))
+    p = np.arange(NUM_CARDS)[None]
+    stock_cards = np.take_along_axis(order, np.clip(k[:, None] + p - pos, 0, NUM_CARDS - 1), 1)
+    in_stock = unseen & (rank >= k[:, None])
+    dealt = np.argsort(np.where(in_stock, NUM_CARDS + p, p), axis=1, kind="stable")  # the rest, in card order
+    s._deck = np.where(p >= pos, stock_cards, dealt).astype(np.int8)
+    s._hands[rows, opp] = new_opp
+    s.game_seed = splitmix64(rng.integers(0, 1 << 63, b, dtype=np.int64).astype(_U64))
+    ten = new_opp.sum(1) <= HAND_SIZE
+    s._deadwood[rows[ten], opp[ten]] = melds.masks_deadwood(melds.suit_masks(new_opp[ten]))
+    moving = np.flatnonzero((s.current == opp) & (s.phase == DISCARD))
+    if moving.size:
+        _prepare_discard(s, moving, s.current.astype(np.int64))
+        s._deadwood[moving, opp[moving]] = s.after_discard[moving].min(1)
+    _update_legal(s)
+    return s
+
+
 def legal_action_mask(s: State) -> np.ndarray:
     """``(B, NUM_ACTIONS)`` bool: the legal actions of the player to move (none when DONE).
 

@@ -352,3 +352,77 @@ def test_done_games_have_an_empty_mask():
     s = scripted(ND, DE, "4c", "5c 6c")
     act(s, A.TAKE_DISCARD, A.knock(parse_cards("9c")[0]))
     assert s.phase[0] == DONE and not core.legal_action_mask(s).any()
+
+
+# -------------------------------------------------------------------- resampling
+def _fields(state):
+    return {f: v for f, v in vars(state).items() if isinstance(v, np.ndarray)}
+
+
+@pytest.mark.parametrize("viewer_is_mover", [True, False])
+def test_resample_hidden_keeps_the_viewers_view_and_a_playable_deal(viewer_is_mover):
+    from ginenv import melds
+    from ginenv.observation import observe
+    rng = np.random.default_rng(11)
+    state = core.init(128, "standard", seed=12, mode="match")
+    for steps in (0, 1, 9, 40):
+        for _ in range(steps):
+            core.step(state, random_actions(core.legal_action_mask(state), rng))
+        viewer = state.current if viewer_is_mover else 1 - state.current
+        viewer = viewer.astype(np.int64)
+        r = core.resample_hidden(state, viewer, np.random.default_rng(steps))
+        live = ~state.done
+        assert (observe(r, viewer) == observe(state, viewer))[live].all()
+        check_invariants(r)
+        rows = np.arange(128)
+        opp = 1 - viewer
+        known = state.took[rows, opp] & state._hands[rows, opp]
+        assert (r._hands[rows, opp] >= known).all()  # the cards seen taken stay
+        assert (r._hands[rows, viewer] == state._hands[rows, viewer]).all()
+        assert (r._hands != state._hands)[live].any()
+        # The mover's knock test and legal actions are those of its (new) hand.
+        d = np.flatnonzero(r.phase == DISCARD)
+        expect = melds.deadwood_after_discard(r._hands[d, r.current[d]])
+        assert (r.after_discard[d] == expect).all()
+        ten = np.flatnonzero(live & (r._hands[rows, opp].sum(1) == 10))
+        assert (r._deadwood[ten, opp[ten]] == melds.deadwood(r._hands[ten, opp[ten]])).all()
+        # The resampled games play on under the rules.
+        for _ in range(30):
+            core.step(r, random_actions(core.legal_action_mask(r), rng))
+            check_invariants(r)
+
+
+@pytest.mark.parametrize("viewer", [0, 1])
+def test_resample_hidden_depends_only_on_what_the_viewer_has_seen(viewer):
+    from test_env import reshuffle_hidden
+    rng = np.random.default_rng(viewer)
+    state = core.init(64, "standard", seed=21, mode="match")
+    for steps in (0, 5, 23):
+        for _ in range(steps):
+            core.step(state, random_actions(core.legal_action_mask(state), rng))
+        other = reshuffle_hidden(state, viewer, rng)  # the slow per-game reshuffle
+        other.game_seed = other.game_seed ^ np.uint64(12345)
+        other._deck[:, :5] = other._deck[:, 4::-1]  # the dealt part of the deck recorded the deal
+        assert (other._hands != state._hands).any()
+        a = core.resample_hidden(state, viewer, np.random.default_rng(99))
+        b = core.resample_hidden(other, viewer, np.random.default_rng(99))
+        fa, fb = _fields(a), _fields(b)
+        for name in fa:
+            assert np.array_equal(fa[name], fb[name]), name
+
+
+def test_resample_hidden_deals_the_unseen_cards_uniformly():
+    # One opening position copied 4000 times: the viewer (the non-dealer) holds 10 cards
+    # and sees the upcard, so 41 cards are unseen: the dealer holds 10 of them.
+    state = scripted(ND, DE, "Qc", "Ah").select(np.zeros(4000, np.int64))
+    r = core.resample_hidden(state, 1 - state.dealer.astype(np.int64), np.random.default_rng(3))
+    dealer = r._hands[np.arange(4000), r.dealer]
+    unseen = np.ones(52, bool)
+    unseen[state._hands[0, 1 - state.dealer[0]]] = False
+    unseen[state.pile_mask[0]] = False
+    assert unseen.sum() == 41
+    freq = dealer.mean(0)
+    assert (freq[~unseen] == 0).all()
+    assert np.abs(freq[unseen] - 10 / 41).max() < 0.04  # about 6 standard deviations
+    top = np.bincount(r._deck[:, r.stock_pos[0]], minlength=52) / 4000
+    assert (top[~unseen] == 0).all() and np.abs(top[unseen] - 1 / 41).max() < 0.02
