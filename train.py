@@ -35,7 +35,7 @@ import yaml
 
 from agents import BASELINES, make_agent
 from agents.evaluate import play
-from agents.network import ActorCritic, masked_logits
+from agents.network import ARCHITECTURES, ActorCritic, masked_logits
 from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS
@@ -101,7 +101,8 @@ class Config:
     activation: str = "relu"
     """relu, tanh or gelu."""
     architecture: str = "cards"
-    """Actor: ``cards`` (a head shared by the 52 cards) or ``mlp``."""
+    """Actor: ``cards`` (a head shared by the 52 cards), ``relational`` (that head also
+    reads each card's neighbours in rank and suit, plane by plane) or ``mlp``."""
     privileged_critic: bool = True
     """The critic also sees the opponent's hand (training only)."""
     opponent_self: float = 0.6
@@ -160,8 +161,8 @@ class Config:
             problems.append("the opponent_* shares must be >= 0 and not all 0")
         if self.activation not in ("relu", "tanh", "gelu"):
             problems.append("activation must be relu, tanh or gelu")
-        if self.architecture not in ("cards", "mlp"):
-            problems.append("architecture must be cards or mlp")
+        if self.architecture not in ARCHITECTURES:
+            problems.append(f"architecture must be one of {', '.join(ARCHITECTURES)}")
         if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
             problems.append("hidden_sizes must be a non-empty list of positive widths")
         if problems:

@@ -1,7 +1,7 @@
 """The actor-critic network, defined once and imported by the trainer, the policy
 loader and the exporter.
 
-Two actor architectures (``architecture``):
+Three actor architectures (``architecture``):
 
 - ``cards`` (default): a trunk MLP reads the whole observation into a context vector;
   from it come the weights of one linear head shared by all 52 cards, which reads
@@ -9,6 +9,14 @@ Two actor architectures (``architecture``):
   card's two logits, discard and knock; a linear head on the context gives the other
   four (stock, take, pass, big gin). Sharing the card head across cards means "throw
   the card that leaves the least deadwood" is learnt once, not 52 times.
+- ``relational``: ``cards`` with each card's neighbourhood added to its features: for
+  the own hand, the top of the pile, the rest of the pile, the cards the opponent took
+  and still holds, the cards it threw or passed, the unseen cards and the own
+  discards, how many cards of the same
+  rank, and of the same suit one and two ranks away, that plane holds (21 more
+  features a card, computed from the observation by fixed shifts; no new inputs). The
+  head can then read "this discard would complete a meld with a card the opponent
+  took" directly instead of through the trunk.
 - ``mlp``: one MLP from the observation to the 108 logits.
 
 The actor sees only the player's observation; illegal logits are filled with -1e8
@@ -29,7 +37,7 @@ from ginenv.cards import NUM_CARDS
 from ginenv.cards import NUM_RANKS, NUM_SUITS
 from ginenv.observation import NUM_PLANES, OBS_SIZE
 
-ARCHITECTURES = ("cards", "mlp")
+ARCHITECTURES = ("cards", "relational", "mlp")
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
@@ -73,18 +81,53 @@ def _card_identity() -> torch.Tensor:
     return ident
 
 
+#: The planes whose neighbourhoods the ``relational`` actor reads (see ``neighbours``).
+NEIGHBOUR_PLANES = (0, 2, 3, 4, 5, 8)
+NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES) + 3  # and the top card's
+
+
+def _relations() -> torch.Tensor:
+    """(52, 3 * 52): for each relation (same rank, same suit one rank away, same suit two
+    ranks away), 1 where card i is related to card j."""
+    rel = torch.zeros(3, NUM_CARDS, NUM_CARDS)
+    for i in range(NUM_CARDS):
+        for j in range(NUM_CARDS):
+            si, ri, sj, rj = i // NUM_RANKS, i % NUM_RANKS, j // NUM_RANKS, j % NUM_RANKS
+            rel[0, i, j] = float(ri == rj and i != j)
+            rel[1, i, j] = float(si == sj and abs(ri - rj) == 1)
+            rel[2, i, j] = float(si == sj and abs(ri - rj) == 2)
+    return rel.permute(1, 0, 2).reshape(NUM_CARDS, 3 * NUM_CARDS)
+
+
+def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
+    """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES`` and
+    the top of the pile (plane 1), the number of cards in that plane of c's rank (c
+    itself left out), and of c's suit one rank away and two ranks away (no wrap: the
+    ace is low). One matrix product with the fixed relation matrix."""
+    b = obs.shape[0]
+    rel = _relations() if relations is None else relations
+    planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
+    x = (planes[:, list(NEIGHBOUR_PLANES) + [1]] > 0.5).to(obs.dtype)  # (B, 7, 52)
+    feats = torch.matmul(x, rel)  # (B, 7, 3 * 52): plane, relation, card
+    return feats.reshape(b, -1, NUM_CARDS).transpose(1, 2)
+
+
 class CardActor(nn.Module):
     """Per-card logits from a head shared by the 52 cards (see the module docstring).
 
     The context sets, per game, the weights of a linear head over each card's features
-    (its 9 observation planes, its rank and suit): logit[c] = features[c] @ W(context).
-    Cheap (two batched matrix products) and the same head for every card."""
+    (its 9 observation planes, with ``relational`` its 21 neighbourhood counts, its rank
+    and suit): logit[c] = features[c] @ W(context). Cheap (a few batched matrix
+    products) and the same head for every card."""
 
-    def __init__(self, hidden, activation: str):
+    def __init__(self, hidden, activation: str, relational: bool = False):
         super().__init__()
+        self.relational = relational
         self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
         self.register_buffer("identity", _card_identity(), persistent=False)
-        self.plane_weights = _init(nn.Linear(hidden[-1], NUM_PLANES * 2), 0.01)
+        self.register_buffer("relations", _relations() if relational else torch.zeros(0), persistent=False)
+        n_feats = NUM_PLANES + (NUM_NEIGHBOUR_FEATURES if relational else 0)
+        self.plane_weights = _init(nn.Linear(hidden[-1], n_feats * 2), 0.01)
         self.identity_weights = _init(nn.Linear(hidden[-1], (NUM_RANKS + NUM_SUITS) * 2), 0.01)
         self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
 
@@ -92,7 +135,9 @@ class CardActor(nn.Module):
         b = obs.shape[0]
         g = self.trunk(obs)
         planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
-        logits = torch.bmm(planes, self.plane_weights(g).reshape(b, NUM_PLANES, 2))
+        if self.relational:
+            planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
+        logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
         logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
         return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1)  # discard, knock, others
 
@@ -107,8 +152,8 @@ class ActorCritic(nn.Module):
             raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}; got {architecture!r}")
         self.privileged_critic = privileged_critic
         hidden = list(hidden_sizes)
-        if architecture == "cards":
-            self.actor = CardActor(hidden, activation)
+        if architecture in ("cards", "relational"):
+            self.actor = CardActor(hidden, activation, relational=architecture == "relational")
         else:
             self.actor = mlp([OBS_SIZE] + hidden, activation, NUM_ACTIONS, 0.01)
         critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0)

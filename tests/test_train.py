@@ -193,3 +193,58 @@ def test_resume_writes_where_checkpoint_dir_says_when_given_again(tmp_path):
     last = t.train(stop_after=1)
     assert last.parent == tmp_path / "elsewhere" / t.config.run_name
     assert sorted(p.name for p in half.parent.glob("step_*")) == [half.name]  # untouched
+
+
+def reference_neighbours(obs):
+    """Per-card loops: for each card and plane, cards of the same rank, and of the same
+    suit one and two ranks away (``agents.network.neighbours``)."""
+    from agents.network import NEIGHBOUR_PLANES
+    planes = list(NEIGHBOUR_PLANES) + [1]
+    out = np.zeros((len(obs), 52, 3 * len(planes)))
+    for g in range(len(obs)):
+        for c in range(52):
+            suit, rank = divmod(c, 13)
+            for i, k in enumerate(planes):
+                held = obs[g, k * 52:(k + 1) * 52] > 0.5
+                out[g, c, 3 * i] = sum(held[s * 13 + rank] for s in range(4) if s != suit)
+                out[g, c, 3 * i + 1] = sum(held[suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13)
+                out[g, c, 3 * i + 2] = sum(held[suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13)
+    return out
+
+
+def test_neighbour_features_match_per_card_counts():
+    import torch
+
+    from agents.network import neighbours
+    env = VectorEnv(40, "standard", seed=5)
+    obs, mask, _ = env.reset()
+    rng = np.random.default_rng(0)
+    seen = [obs.copy()]
+    for _ in range(25):
+        step = env.step((rng.random(mask.shape) * mask).argmax(1))
+        obs, mask = step.obs.copy(), step.action_mask
+        seen.append(obs)
+    real = np.concatenate(seen)[::7]
+    noise = (rng.random((40, real.shape[1])) < rng.random((40, 1))).astype(np.float32)  # any 0/1 planes
+    for batch in (real, noise):
+        got = neighbours(torch.as_tensor(batch)).numpy()
+        assert (got == reference_neighbours(batch)).all()
+
+
+def test_relational_actor_trains_loads_and_exports(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    from agents.export import main as export_main
+
+    path = train.Trainer(tiny_config(tmp_path, architecture="relational"), quiet=True).train()
+    policy = load_policy(path)
+    assert policy.meta["network"]["architecture"] == "relational"
+    out = tmp_path / "policy.onnx"
+    assert export_main([str(path), "--onnx", str(out)]) == 0
+    env = VectorEnv(500, "standard", seed=3)
+    obs, mask, _ = env.reset()
+    session = ort.InferenceSession(str(out))
+    for _ in range(3):
+        _, actions = session.run(None, {"observation": obs, "action_mask": mask})
+        assert (actions == policy.act(obs, mask)).all()
+        step = env.step(policy.act(obs, mask, deterministic=False))
+        obs, mask = step.obs.copy(), step.action_mask
