@@ -1,10 +1,12 @@
 """The rules that the bench scripts wrap around agents (``bench/bench_denial.py``,
-``bench/bench_probes.py``), each against a per-game loop over the engine's own state."""
+``bench/bench_probes.py``, ``bench/bench_search.py``), each against a per-game loop over
+the engine's own state."""
 
 import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from agents import make_agent
 from ginenv import actions as A
@@ -20,6 +22,7 @@ def load_bench(name):
 
 
 bench_denial, bench_probes = load_bench("bench_denial"), load_bench("bench_probes")
+bench_search = load_bench("bench_search")
 
 
 def reference_danger(opp_taken):
@@ -108,3 +111,46 @@ def test_scores_zeroed_hides_only_the_match_totals():
         assert not given[:, bench_probes.SCORES:bench_probes.SCORES + 2].any()
         rest = np.delete(real, [bench_probes.SCORES, bench_probes.SCORES + 1], axis=1)
         np.testing.assert_array_equal(rest, np.delete(given, [bench_probes.SCORES, bench_probes.SCORES + 1], axis=1))
+
+
+def reference_rollout_value(world, candidate, model, opponent=None):
+    """One world, one candidate, played out one step at a time on a single game."""
+    import torch
+
+    from ginenv import core
+    from ginenv.observation import observe
+    g = world.select([0])
+    g.mode = "hand"
+    me = int(g.current[0])
+    core.step(g, np.array([candidate]))
+    while not g.done[0]:
+        obs, mask = observe(g, g.current), core.legal_action_mask(g).copy()
+        if opponent is not None and g.current[0] != me:
+            a = opponent.act(obs, mask)
+        else:
+            a = model.act_greedy(torch.as_tensor(obs), torch.as_tensor(mask)).numpy()
+        core.step(g, a)
+    return float(g.final_scores[0, me] - g.final_scores[0, 1 - me])
+
+
+@pytest.mark.parametrize("opponent", [None, "knock_early"])
+def test_search_values_match_single_game_rollouts(opponent):
+    from agents.policy import load_policy
+    from ginenv import core
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    opp = make_agent(opponent) if opponent else None
+    search = bench_search.RolloutSearch(policy, worlds=3, top_k=3, seed=4, opponent_model=opp)
+    rng = np.random.default_rng(2)
+    state = core.init(40, "standard", seed=8, mode="hand")
+    for _ in range(rng.integers(8, 14)):  # into the hand, some games in a discard turn
+        mask = core.legal_action_mask(state)
+        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    d = np.flatnonzero(state.phase == core.DISCARD)[:8]
+    assert d.size >= 4
+    worlds = core.resample_hidden(state.select(d), state.current[d], rng)
+    cands = np.stack([np.flatnonzero(m)[[0, -1, len(np.flatnonzero(m)) // 2]] for m in core.legal_action_mask(worlds)])
+    got = search.values(worlds, cands)
+    for w in range(d.size):
+        for k in range(3):
+            assert got[w, k] == reference_rollout_value(worlds.select([w]), cands[w, k], policy.model, opp), (w, k)
+    assert len(set(got.ravel().tolist())) > 1  # the outcomes differ: the test can tell them apart

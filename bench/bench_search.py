@@ -1,0 +1,151 @@
+"""Decision-time search on top of a trained policy: does it add points per hand?
+Run: ``python bench/bench_search.py [CHECKPOINT] --hands 2000 --worlds 8 --top-k 4``.
+
+At each of the bot's discard turns (discard, knock or big gin) with more than one legal
+action, ``RolloutSearch`` takes the policy's ``top_k`` actions and scores each in
+``worlds`` determinized worlds: ``ginenv.core.resample_hidden`` deals anew what the bot
+cannot see (the opponent's unknown cards, the stock order), the candidate is played, and
+the hand is played out greedily, both seats by the policy (``--model self``) or the
+opponent's seat by the opponent itself (``--model opponent``: an upper bound that knows
+the opponent's strategy, not a fair bot). Every candidate meets the same worlds (common
+random numbers). It plays the candidate with the best mean hand points (own minus
+opponent's), the policy's choice unless another beats it by more than ``margin``. Other
+turns use the policy.
+
+The bench plays the same deals (single hands, seats alternating) with the plain policy
+and with the search, and prints both means and the paired difference with its standard
+error. The search reads the engine state to resample it, which a real frontend would
+rebuild from what the player saw.
+"""
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from agents import make_agent
+from agents.policy import load_policy
+from ginenv import core
+from ginenv.observation import observe
+from ginenv.rules import Rules
+
+
+class RolloutSearch:
+    def __init__(self, policy, worlds: int = 8, top_k: int = 4, seed: int = 0, opponent_model=None,
+                 margin: float = 0.0):
+        self.model = policy.model
+        self.worlds, self.top_k, self.margin = worlds, top_k, margin
+        self.rng = np.random.default_rng(seed)
+        self.opponent_model = opponent_model
+        self.name = f"search({worlds} worlds, top {top_k})"
+
+    @torch.no_grad()
+    def _greedy(self, obs, mask):
+        return self.model.act_greedy(torch.as_tensor(obs), torch.as_tensor(mask)).numpy()
+
+    @torch.no_grad()
+    def _probs(self, obs, mask):
+        return self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
+
+    def act_state(self, state, games):
+        """Actions of the player to move in the games ``games`` of ``state``."""
+        sub = state.select(games)
+        me = sub.current.astype(np.int64)
+        mask = core.legal_action_mask(sub)
+        probs = self._probs(observe(sub, me), mask)
+        out = probs.argmax(1)
+        d = np.flatnonzero((sub.phase == core.DISCARD) & (mask.sum(1) > 1))
+        if not d.size:
+            return out
+        cand = np.argsort(-probs[d], 1, kind="stable")[:, :self.top_k]
+        keep = np.take_along_axis(mask[d], cand, 1)
+        cand = np.where(keep, cand, cand[:, :1])  # fewer legal actions than top_k: repeat the best
+        worlds = core.resample_hidden(sub.select(np.repeat(d, self.worlds)), np.repeat(me[d], self.worlds), self.rng)
+        v = self.values(worlds, np.repeat(cand, self.worlds, 0)).reshape(d.size, self.worlds, -1).mean(1)
+        best = v.argmax(1)
+        rows = np.arange(d.size)
+        out[d] = np.where(v[rows, best] - v[:, 0] > self.margin, cand[rows, best], cand[:, 0])
+        return out
+
+    def values(self, worlds, candidates):
+        """``(W, K)``: for each world (a game whose mover is the searcher, in its discard
+        turn) and candidate action, the searcher's hand points minus the opponent's after
+        the candidate and greedy play to the end of the hand."""
+        w, k = candidates.shape
+        s = worlds.select(np.repeat(np.arange(w), k))
+        s.mode, s.auto_reset = "hand", False
+        searcher = s.current.astype(np.int64)
+        core.step(s, candidates.reshape(-1))
+        while not s.done.all():
+            live = np.flatnonzero(~s.done)
+            part = s.select(live)
+            obs, mask = observe(part, part.current), core.legal_action_mask(part)
+            acts = np.zeros(s.batch_size, np.int64)
+            acts[live] = self._greedy(obs, mask)
+            if self.opponent_model is not None:
+                theirs = np.flatnonzero(part.current != searcher[live])
+                if theirs.size:
+                    acts[live[theirs]] = self.opponent_model.act(obs[theirs], mask[theirs])
+            core.step(s, acts)
+        rows = np.arange(s.batch_size)
+        net = s.final_scores[rows, searcher] - s.final_scores[rows, 1 - searcher]
+        return net.reshape(w, k).astype(np.float64)
+
+
+def play_hands(agent, opponent, n: int, rules: Rules, seed: int) -> np.ndarray:
+    """n single hands, ``agent`` in seat ``i % 2`` of hand i: its points minus the opponent's.
+    ``agent`` may act on the state (``act_state``) or on observations (``act``)."""
+    state = core.init(n, rules, seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    seat = (np.arange(n) % 2).astype(np.int8)
+    while not state.done.all():
+        actions = np.zeros(n, np.int64)
+        mine = np.flatnonzero(~state.done & (state.current == seat))
+        theirs = np.flatnonzero(~state.done & (state.current != seat))
+        mask = core.legal_action_mask(state)
+        if mine.size:
+            if hasattr(agent, "act_state"):
+                actions[mine] = agent.act_state(state, mine)
+            else:
+                actions[mine] = agent.act(observe(state.select(mine), state.current[mine]), mask[mine])
+        if theirs.size:
+            actions[theirs] = opponent.act(observe(state.select(theirs), state.current[theirs]), mask[theirs])
+        core.step(state, actions)
+    rows = np.arange(n)
+    return (state.final_scores[rows, seat] - state.final_scores[rows, 1 - seat]).astype(np.float64)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", nargs="?", default="checkpoints/champion")
+    p.add_argument("--opponent", default="gin_hunter")
+    p.add_argument("--hands", type=int, default=2000)
+    p.add_argument("--worlds", type=int, default=8)
+    p.add_argument("--top-k", type=int, default=4)
+    p.add_argument("--margin", type=float, default=0.0)
+    p.add_argument("--model", choices=("self", "opponent"), default="self",
+                   help="who plays the opponent's seat in the rollouts")
+    p.add_argument("--seed", type=int, default=2026)
+    args = p.parse_args(argv)
+    torch.set_num_threads(2)
+    rules = Rules.preset("standard")
+    policy = load_policy(args.checkpoint)
+    opponent = make_agent(args.opponent)
+    t = time.time()
+    base = play_hands(policy, opponent, args.hands, rules, args.seed)
+    t_base = time.time() - t
+    search = RolloutSearch(policy, args.worlds, args.top_k, seed=1, margin=args.margin,
+                           opponent_model=make_agent(args.opponent) if args.model == "opponent" else None)
+    t = time.time()
+    searched = play_hands(search, opponent, args.hands, rules, args.seed)
+    t_search = time.time() - t
+    diff = searched - base
+    se = lambda x: x.std(ddof=1) / np.sqrt(len(x))  # noqa: E731
+    print(f"{args.hands} hands vs {args.opponent}, seed {args.seed}; {search.name}, rollouts: {args.model}")
+    print(f"  policy alone : {base.mean():+.2f} points a hand (se {se(base):.2f})  {t_base:.0f} s")
+    print(f"  with search  : {searched.mean():+.2f} points a hand (se {se(searched):.2f})  {t_search:.0f} s")
+    print(f"  difference   : {diff.mean():+.2f} (paired se {se(diff):.2f}); hands that changed: {(diff != 0).mean():.2f}")
+
+
+if __name__ == "__main__":
+    main()
