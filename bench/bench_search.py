@@ -2,7 +2,8 @@
 Run: ``python bench/bench_search.py [CHECKPOINT] --hands 2000 --worlds 8 --top-k 4``.
 
 At each of the bot's discard turns (discard, knock or big gin) with more than one legal
-action, ``RolloutSearch`` takes the policy's ``top_k`` actions and scores each in
+action, ``RolloutSearch`` takes the policy's ``top_k`` actions among those it gives a
+probability of at least ``min_prob`` (so a sure policy is left alone) and scores each in
 ``worlds`` determinized worlds: ``ginenv.core.resample_hidden`` deals anew what the bot
 cannot see (the opponent's unknown cards, the stock order), the candidate is played, and
 the hand is played out greedily, both seats by the policy (``--model self``) or the
@@ -33,9 +34,9 @@ from ginenv.rules import Rules
 
 class RolloutSearch:
     def __init__(self, policy, worlds: int = 8, top_k: int = 4, seed: int = 0, opponent_model=None,
-                 margin: float = 0.0):
+                 margin: float = 0.0, min_prob: float = 1e-4):
         self.model = policy.model
-        self.worlds, self.top_k, self.margin = worlds, top_k, margin
+        self.worlds, self.top_k, self.margin, self.min_prob = worlds, top_k, margin, min_prob
         self.rng = np.random.default_rng(seed)
         self.opponent_model = opponent_model
         self.name = f"search({worlds} worlds, top {top_k})"
@@ -59,8 +60,8 @@ class RolloutSearch:
         if not d.size:
             return out
         cand = np.argsort(-probs[d], 1, kind="stable")[:, :self.top_k]
-        keep = np.take_along_axis(mask[d], cand, 1)
-        cand = np.where(keep, cand, cand[:, :1])  # fewer legal actions than top_k: repeat the best
+        keep = np.take_along_axis(mask[d] & (probs[d] >= self.min_prob), cand, 1)
+        cand = np.where(keep, cand, cand[:, :1])  # fewer candidates than top_k: repeat the best
         worlds = core.resample_hidden(sub.select(np.repeat(d, self.worlds)), np.repeat(me[d], self.worlds), self.rng)
         v = self.values(worlds, np.repeat(cand, self.worlds, 0)).reshape(d.size, self.worlds, -1).mean(1)
         best = v.argmax(1)
@@ -123,6 +124,8 @@ def main(argv=None):
     p.add_argument("--worlds", type=int, default=8)
     p.add_argument("--top-k", type=int, default=4)
     p.add_argument("--margin", type=float, default=0.0)
+    p.add_argument("--min-prob", type=float, default=1e-4,
+                   help="candidates need at least this probability under the policy (0: any legal action)")
     p.add_argument("--model", choices=("self", "opponent"), default="self",
                    help="who plays the opponent's seat in the rollouts")
     p.add_argument("--seed", type=int, default=2026)
@@ -134,14 +137,15 @@ def main(argv=None):
     t = time.time()
     base = play_hands(policy, opponent, args.hands, rules, args.seed)
     t_base = time.time() - t
-    search = RolloutSearch(policy, args.worlds, args.top_k, seed=1, margin=args.margin,
+    search = RolloutSearch(policy, args.worlds, args.top_k, seed=1, margin=args.margin, min_prob=args.min_prob,
                            opponent_model=make_agent(args.opponent) if args.model == "opponent" else None)
     t = time.time()
     searched = play_hands(search, opponent, args.hands, rules, args.seed)
     t_search = time.time() - t
     diff = searched - base
     se = lambda x: x.std(ddof=1) / np.sqrt(len(x))  # noqa: E731
-    print(f"{args.hands} hands vs {args.opponent}, seed {args.seed}; {search.name}, rollouts: {args.model}")
+    print(f"{args.hands} hands vs {args.opponent}, seed {args.seed}; {search.name}, min prob {args.min_prob}, "
+          f"rollouts: {args.model}")
     print(f"  policy alone : {base.mean():+.2f} points a hand (se {se(base):.2f})  {t_base:.0f} s")
     print(f"  with search  : {searched.mean():+.2f} points a hand (se {se(searched):.2f})  {t_search:.0f} s")
     print(f"  difference   : {diff.mean():+.2f} (paired se {se(diff):.2f}); hands that changed: {(diff != 0).mean():.2f}")
