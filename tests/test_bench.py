@@ -154,3 +154,21 @@ def test_search_values_match_single_game_rollouts(opponent):
         for k in range(3):
             assert got[w, k] == reference_rollout_value(worlds.select([w]), cands[w, k], policy.model, opp), (w, k)
     assert len(set(got.ravel().tolist())) > 1  # the outcomes differ: the test can tell them apart
+
+
+def test_search_leaves_a_sure_policy_alone_and_otherwise_searches():
+    from agents.policy import load_policy
+    from ginenv import core
+    from ginenv.observation import observe
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    state = core.init(64, "standard", seed=6, mode="hand")
+    rng = np.random.default_rng(1)
+    for _ in range(11):
+        mask = core.legal_action_mask(state)
+        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    games = np.flatnonzero(state.phase == core.DISCARD)
+    greedy = policy.act(observe(state.select(games), state.current[games]), core.legal_action_mask(state)[games])
+    sure = bench_search.RolloutSearch(policy, worlds=2, top_k=4, min_prob=2.0)  # no action is that likely
+    assert (sure.act_state(state, games) == greedy).all()
+    anything = bench_search.RolloutSearch(policy, worlds=2, top_k=4, min_prob=0.0)
+    assert (anything.act_state(state, games) != greedy).any()  # noisy 2-world means overrule it somewhere
