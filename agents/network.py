@@ -81,9 +81,11 @@ def _card_identity() -> torch.Tensor:
     return ident
 
 
-#: The planes whose neighbourhoods the ``relational`` actor reads (see ``neighbours``).
-NEIGHBOUR_PLANES = (0, 2, 3, 4, 5, 8)
-NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES) + 3  # and the top card's
+#: The planes whose neighbourhoods the ``relational`` actor reads, in the order of its
+#: features (see ``neighbours``): own hand, rest of the pile, opponent took, opponent
+#: threw or passed, unseen, own discards, then the top of the pile.
+NEIGHBOUR_PLANES = (0, 2, 3, 4, 5, 8, 1)
+NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES)
 
 
 def _relations() -> torch.Tensor:
@@ -100,14 +102,13 @@ def _relations() -> torch.Tensor:
 
 
 def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
-    """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES`` and
-    the top of the pile (plane 1), the number of cards in that plane of c's rank (c
+    """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES``, the number of cards in that plane of c's rank (c
     itself left out), and of c's suit one rank away and two ranks away (no wrap: the
     ace is low). One matrix product with the fixed relation matrix."""
     b = obs.shape[0]
     rel = _relations() if relations is None else relations
     planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
-    x = (planes[:, list(NEIGHBOUR_PLANES) + [1]] > 0.5).to(obs.dtype)  # (B, 7, 52)
+    x = (planes[:, list(NEIGHBOUR_PLANES)] > 0.5).to(obs.dtype)  # (B, 7, 52)
     feats = torch.matmul(x, rel)  # (B, 7, 3 * 52): plane, relation, card
     return feats.reshape(b, -1, NUM_CARDS).transpose(1, 2)
 

@@ -83,11 +83,12 @@ class RolloutSearch:
             part = s.select(live)
             obs, mask = observe(part, part.current), core.legal_action_mask(part)
             acts = np.zeros(s.batch_size, np.int64)
-            acts[live] = self._greedy(obs, mask)
-            if self.opponent_model is not None:
-                theirs = np.flatnonzero(part.current != searcher[live])
-                if theirs.size:
-                    acts[live[theirs]] = self.opponent_model.act(obs[theirs], mask[theirs])
+            mine = (part.current == searcher[live]) | (self.opponent_model is None)
+            m, t = np.flatnonzero(mine), np.flatnonzero(~mine)
+            if m.size:
+                acts[live[m]] = self._greedy(obs[m], mask[m])
+            if t.size:
+                acts[live[t]] = self.opponent_model.act(obs[t], mask[t])
             core.step(s, acts)
         rows = np.arange(s.batch_size)
         net = s.final_scores[rows, searcher] - s.final_scores[rows, 1 - searcher]

@@ -160,19 +160,26 @@ def test_broken_checkpoints_fail_clearly(smoke_checkpoint, tmp_path):
 
 def test_onnx_export_picks_the_same_actions_as_torch(smoke_checkpoint, tmp_path):
     ort = pytest.importorskip("onnxruntime")
+    assert_onnx_matches_torch(ort, smoke_checkpoint[0], tmp_path, games=1000, steps=4)
+
+
+def assert_onnx_matches_torch(ort, checkpoint, tmp_path, games, steps):
+    """Export ``checkpoint`` and check that ONNX Runtime picks the policy's greedy
+    actions on ``games`` games for ``steps`` steps of sampled play."""
     from agents.export import main as export_main
 
     out = tmp_path / "policy.onnx"
-    assert export_main([str(smoke_checkpoint[0]), "--onnx", str(out)]) == 0
-    policy = load_policy(smoke_checkpoint[0])
-    env = VectorEnv(1000, "standard", seed=11)
+    assert export_main([str(checkpoint), "--onnx", str(out)]) == 0
+    policy = load_policy(checkpoint)
+    env = VectorEnv(games, "standard", seed=11)
     obs, mask, _ = env.reset()
     session = ort.InferenceSession(str(out))
-    for _ in range(4):
+    for _ in range(steps):
         _, actions = session.run(None, {"observation": obs, "action_mask": mask})
         assert (actions == policy.act(obs, mask)).all()
         step = env.step(policy.act(obs, mask, deterministic=False))
         obs, mask = step.obs.copy(), step.action_mask
+    return policy
 
 
 def test_resume_keeps_the_runs_config_except_keys_given_again(tmp_path):
@@ -199,7 +206,7 @@ def reference_neighbours(obs):
     """Per-card loops: for each card and plane, cards of the same rank, and of the same
     suit one and two ranks away (``agents.network.neighbours``)."""
     from agents.network import NEIGHBOUR_PLANES
-    planes = list(NEIGHBOUR_PLANES) + [1]
+    planes = NEIGHBOUR_PLANES
     out = np.zeros((len(obs), 52, 3 * len(planes)))
     for g in range(len(obs)):
         for c in range(52):
@@ -233,18 +240,6 @@ def test_neighbour_features_match_per_card_counts():
 
 def test_relational_actor_trains_loads_and_exports(tmp_path):
     ort = pytest.importorskip("onnxruntime")
-    from agents.export import main as export_main
-
     path = train.Trainer(tiny_config(tmp_path, architecture="relational"), quiet=True).train()
-    policy = load_policy(path)
+    policy = assert_onnx_matches_torch(ort, path, tmp_path, games=500, steps=3)
     assert policy.meta["network"]["architecture"] == "relational"
-    out = tmp_path / "policy.onnx"
-    assert export_main([str(path), "--onnx", str(out)]) == 0
-    env = VectorEnv(500, "standard", seed=3)
-    obs, mask, _ = env.reset()
-    session = ort.InferenceSession(str(out))
-    for _ in range(3):
-        _, actions = session.run(None, {"observation": obs, "action_mask": mask})
-        assert (actions == policy.act(obs, mask)).all()
-        step = env.step(policy.act(obs, mask, deterministic=False))
-        obs, mask = step.obs.copy(), step.action_mask
