@@ -137,6 +137,10 @@ class Config:
     """Updates between checkpoints (one is always written at the end)."""
     torch_threads: int = 2
     """Threads torch may use."""
+    device: str = "cpu"
+    """Where the network runs: ``cpu``, ``cuda`` or ``cuda:<n>`` (the games always run
+    on the CPU, in numpy). Runs are bit-for-bit reproducible on the CPU; on a GPU they
+    are reproducible only as far as its kernels are."""
     log_dir: str = "runs"
     """TensorBoard logs go to log_dir/run_name."""
     checkpoint_dir: str = "checkpoints"
@@ -165,6 +169,7 @@ class Config:
             problems.append(f"architecture must be one of {', '.join(ARCHITECTURES)}")
         if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
             problems.append("hidden_sizes must be a non-empty list of positive widths")
+        problems += _device_problems(self.device)
         if problems:
             raise ValueError("bad config: " + "; ".join(problems))
 
@@ -176,6 +181,20 @@ class Config:
     @property
     def batch_size(self) -> int:
         return self.num_envs * self.num_steps
+
+
+def _device_problems(name: str) -> list:
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError):
+        return [f"device must be cpu, cuda or cuda:<n>, got {name!r}"]
+    if device.type not in ("cpu", "cuda"):
+        return [f"device must be cpu, cuda or cuda:<n>, got {name!r}"]
+    if device.type == "cuda" and not torch.cuda.is_available():
+        return [f"device {name!r} asks for a GPU but torch sees none here (torch {torch.__version__}); use device=cpu"]
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        return [f"device {name!r}: torch sees only {torch.cuda.device_count()} GPU(s)"]
+    return []
 
 
 def _coerce(name: str, text, kind):
@@ -245,6 +264,7 @@ class Trainer:
         if not c.run_name:
             c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
         torch.set_num_threads(c.torch_threads)
+        self.device = torch.device(c.device)
         # ------------------------------------------------------------ seeding
         torch.manual_seed(c.seed)
         self.rng = np.random.default_rng(c.seed)
@@ -253,7 +273,7 @@ class Trainer:
         self.env = VectorEnv(c.num_envs, self.rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale,
                              match_win_reward=c.match_win_reward)
         # -------------------------------------------------------------- agent
-        self.model = ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture)
+        self.model = self._new_model()
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=1e-5)
         self.pool: list[ActorCritic] = []
         self.baselines = {name: make_agent(name, seed=c.seed + i) for i, name in
@@ -279,6 +299,14 @@ class Trainer:
         if resume_dir is None:
             table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
             self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+
+    def _new_model(self) -> ActorCritic:
+        c = self.config
+        return ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture).to(self.device)
+
+    def _tensor(self, array) -> torch.Tensor:
+        """A numpy batch as a tensor on the network's device."""
+        return torch.from_numpy(array).to(self.device)
 
     @property
     def num_updates(self) -> int:
@@ -324,9 +352,9 @@ class Trainer:
             opp_buf[t] = state._hands[rows, 1 - mover]
             with torch.no_grad():
                 a, lp, _, v = self.model.get_action_and_value(
-                    torch.from_numpy(obs[L]), torch.from_numpy(mask[L]),
-                    opponent_hand=torch.from_numpy(opp_buf[t, L]) if c.privileged_critic else None)
-            act[L], logprobs[t, L], values[t, L] = a.numpy(), lp.numpy(), v.numpy()
+                    self._tensor(obs[L]), self._tensor(mask[L]),
+                    opponent_hand=self._tensor(opp_buf[t, L]) if c.privileged_critic else None)
+            act[L], logprobs[t, L], values[t, L] = a.cpu().numpy(), lp.cpu().numpy(), v.cpu().numpy()
             valid[t, L] = True
             prev = pending[L, mover[L]]
             linked = prev >= 0
@@ -352,9 +380,10 @@ class Trainer:
             has = np.flatnonzero(pending[:, seat] >= 0)
             if has.size:
                 with torch.no_grad():
-                    view = torch.from_numpy(observe(state, seat)[has])
-                    opp = torch.from_numpy(state._hands[has, 1 - seat].astype(np.float32))
-                    boot[pending[has, seat], has] = self.model.get_value(view, opp if c.privileged_critic else None).numpy()
+                    view = self._tensor(observe(state, seat)[has])
+                    opp = self._tensor(state._hands[has, 1 - seat].astype(np.float32))
+                    boot[pending[has, seat], has] = self.model.get_value(
+                        view, opp if c.privileged_critic else None).cpu().numpy()
         return dict(obs=obs_buf, mask=mask_buf, opp=opp_buf, actions=actions, logprobs=logprobs, values=values,
                     rewards=rewards, dones=dones, valid=valid, next_t=next_t, boot=boot)
 
@@ -367,8 +396,8 @@ class Trainer:
                 for s in np.unique(self.snapshot_index[idx]):
                     sub = idx[self.snapshot_index[idx] == s]
                     with torch.no_grad():  # the snapshot's actor only: its critic is not needed
-                        dist = self.pool[s].action_dist(torch.from_numpy(obs[sub]), torch.from_numpy(mask[sub]))
-                        act[sub] = dist.sample().numpy()
+                        dist = self.pool[s].action_dist(self._tensor(obs[sub]), self._tensor(mask[sub]))
+                        act[sub] = dist.sample().cpu().numpy()
             else:
                 act[idx] = self.baselines[kind].act(obs[idx], mask[idx])
 
@@ -393,20 +422,20 @@ class Trainer:
     def ppo_update(self, b, adv, returns, frac_done: float) -> dict:
         c = self.config
         v = b["valid"]
-        b_obs = torch.from_numpy(b["obs"][v])
-        b_mask = torch.from_numpy(b["mask"][v])
-        b_opp = torch.from_numpy(b["opp"][v])
-        b_actions = torch.from_numpy(b["actions"][v])
-        b_logprobs = torch.from_numpy(b["logprobs"][v])
-        b_adv = torch.from_numpy(adv[v])
-        b_returns = torch.from_numpy(returns[v])
-        b_values = torch.from_numpy(b["values"][v])
+        b_obs = self._tensor(b["obs"][v])
+        b_mask = self._tensor(b["mask"][v])
+        b_opp = self._tensor(b["opp"][v])
+        b_actions = self._tensor(b["actions"][v])
+        b_logprobs = self._tensor(b["logprobs"][v])
+        b_adv = self._tensor(adv[v])
+        b_returns = self._tensor(returns[v])
+        b_values = self._tensor(b["values"][v])
         n = len(b_obs)
         ent_coef = c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac_done
         clipfracs, stats = [], {}
         for _ in range(c.update_epochs):
             for part in np.array_split(self.rng.permutation(n), c.num_minibatches):
-                mb = torch.from_numpy(part)
+                mb = self._tensor(part)
                 _, newlogprob, entropy, newvalue = self.model.get_action_and_value(
                     b_obs[mb], b_mask[mb], b_actions[mb], b_opp[mb] if c.privileged_critic else None)
                 logratio = newlogprob - b_logprobs[mb]
@@ -435,7 +464,7 @@ class Trainer:
                 self.optimizer.step()
             if c.target_kl and approx_kl > c.target_kl:
                 break
-        y_pred, y_true = b_values.numpy(), b_returns.numpy()
+        y_pred, y_true = b["values"][v], returns[v]
         var_y = np.var(y_true)
         stats.update({
             "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
@@ -465,12 +494,12 @@ class Trainer:
             out = env.step(act)
             obs, mask = out.obs, out.action_mask
             if len(buf_obs) == chunk:
-                x = torch.from_numpy(np.concatenate(buf_obs))
-                m = torch.from_numpy(np.concatenate(buf_mask))
-                y = torch.from_numpy(np.concatenate(buf_act))
+                x = self._tensor(np.concatenate(buf_obs))
+                m = self._tensor(np.concatenate(buf_mask))
+                y = self._tensor(np.concatenate(buf_act))
                 buf_obs, buf_mask, buf_act = [], [], []
                 for part in np.array_split(self.rng.permutation(len(x)), c.num_minibatches):
-                    idx = torch.from_numpy(part)
+                    idx = self._tensor(part)
                     logits = masked_logits(self.model.actor(x[idx]), m[idx])
                     loss = torch.nn.functional.cross_entropy(logits, y[idx])
                     opt.zero_grad()
@@ -513,6 +542,8 @@ class Trainer:
     def checkpoint(self) -> Path:
         tensors = {f"opt.{k}": v for k, v in _flatten_optimizer(self.optimizer).items()}
         tensors["rng.torch"] = torch.get_rng_state()
+        if self.device.type == "cuda":
+            tensors["rng.cuda"] = torch.cuda.get_rng_state(self.device)
         for k, model in enumerate(self.pool):
             for name, value in model.state_dict().items():
                 tensors[f"pool.{k}.{name}"] = value
@@ -536,8 +567,7 @@ class Trainer:
         _restore_optimizer(self.optimizer, {k[4:]: v for k, v in t.items() if k.startswith("opt.")}, tmeta["optimizer"])
         self.pool = []
         for k in range(tmeta["pool_size"]):
-            m = ActorCritic(tuple(self.config.hidden_sizes), self.config.activation, self.config.privileged_critic,
-                            self.config.architecture)
+            m = self._new_model()
             m.load_state_dict({n[len(f"pool.{k}."):]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
             self.pool.append(m)
         fields = {}
@@ -554,10 +584,14 @@ class Trainer:
         self.update, self.decisions, self.learner_decisions = tmeta["update"], tmeta["decisions"], tmeta["learner_decisions"]
         self.last_eval = meta.get("evaluation", {})
         torch.set_rng_state(t["rng.torch"])  # last: building the pool's networks draws from it
+        if self.device.type == "cuda" and "rng.cuda" in t:
+            torch.cuda.set_rng_state(t["rng.cuda"], self.device)
 
     # ------------------------------------------------------------------ the loop
-    def train(self, stop_after: int | None = None) -> Path:
-        """Train to the end (or for ``stop_after`` more updates, then checkpoint)."""
+    def train(self, stop_after: int | None = None, time_limit: float | None = None) -> Path:
+        """Train to the end, or for ``stop_after`` more updates, or until the first update
+        that ends ``time_limit`` seconds or more after the start; then checkpoint (a run
+        stopped early continues with ``--resume``)."""
         c = self.config
         start, start_decisions = time.time(), self.decisions
         path = None
@@ -580,7 +614,7 @@ class Trainer:
             t2 = time.time()
             self.update += 1
             if self.update % c.snapshot_every == 0:
-                snap = ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture)
+                snap = self._new_model()
                 snap.load_state_dict(self.model.state_dict())
                 self.pool = (self.pool + [snap])[-c.pool_size:]
             # ------------------------------------------------------------ logging
@@ -601,8 +635,14 @@ class Trainer:
             if not self.quiet:
                 print(line, flush=True)
             # ------------------------------------------------------ checkpointing
-            if self.update % c.checkpoint_every == 0 or self.update == end:
+            out_of_time = time_limit is not None and time.time() - start >= time_limit
+            if self.update % c.checkpoint_every == 0 or self.update == end or out_of_time:
                 path = self.checkpoint()
+            if out_of_time:
+                if not self.quiet:
+                    print(f"stopping after {time_limit / 60:g} minutes, at update {self.update}; "
+                          f"continue with --resume {self.run_dir}", flush=True)
+                break
         self.writer.close()
         return path if path is not None else self.checkpoint()
 
@@ -617,7 +657,7 @@ def _saved_config(step_dir: Path, given: Config, overrides: tuple) -> Config:
         saved = dict(json.loads(path.read_text())["config"])
     except (json.JSONDecodeError, KeyError) as e:
         raise ValueError(f"{path} is corrupted: {e}") from None
-    for key in ("log_dir", "checkpoint_dir", "torch_threads") + overrides:
+    for key in ("log_dir", "checkpoint_dir", "torch_threads", "device") + overrides:
         saved[key] = getattr(given, key)
     return Config(**saved)
 
@@ -661,7 +701,12 @@ def main(argv=None) -> int:
     p.add_argument("--resume", default=None, help="continue the run in this checkpoint directory (its own "
                    "config; keys given with --set, e.g. total_decisions or learning_rate, replace the saved ones; "
                    "new checkpoints go to that directory unless checkpoint_dir is given)")
+    p.add_argument("--stop-after-minutes", type=float, default=None, metavar="M",
+                   help="checkpoint and stop after the first update that ends M minutes or more after the "
+                   "start (continue later with --resume)")
     args = p.parse_args(argv)
+    if args.stop_after_minutes is not None and args.stop_after_minutes < 0:
+        p.error(f"--stop-after-minutes must be >= 0, got {args.stop_after_minutes}")
     try:
         if args.resume:
             config = make_config(sets=args.set)
@@ -673,7 +718,8 @@ def main(argv=None) -> int:
     trainer = Trainer(config, resume_dir=args.resume, resume_overrides=overrides)
     print(f"run {trainer.config.run_name}: TensorBoard logs in {Path(trainer.config.log_dir) / trainer.config.run_name}, "
           f"checkpoints in {trainer.run_dir}", flush=True)
-    path = trainer.train()
+    limit = None if args.stop_after_minutes is None else args.stop_after_minutes * 60
+    path = trainer.train(time_limit=limit)
     print(f"done: {path}")
     return 0
 

@@ -57,10 +57,10 @@ def save_checkpoint(run_dir, step: int, model: ActorCritic, meta: dict, trainer_
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / "policy.safetensors"))
+    save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "policy.safetensors"))
     (tmp / "policy.json").write_text(json.dumps({"spec": SPEC, **meta}, indent=2))
     if trainer_tensors is not None:
-        save_file({k: v.contiguous() for k, v in trainer_tensors.items()}, str(tmp / "trainer.safetensors"))
+        save_file({k: v.detach().cpu().contiguous() for k, v in trainer_tensors.items()}, str(tmp / "trainer.safetensors"))
         (tmp / "trainer.json").write_text(json.dumps(trainer_meta or {}, indent=2))
     if final.exists():
         shutil.rmtree(final)
@@ -128,8 +128,9 @@ class Policy:
 
     @torch.no_grad()
     def act(self, observation, action_mask, deterministic: bool = True):
-        obs = torch.as_tensor(np.asarray(observation, np.float32))
-        mask = torch.as_tensor(np.asarray(action_mask).astype(bool))
+        device = next(self.model.parameters()).device
+        obs = torch.as_tensor(np.asarray(observation, np.float32), device=device)
+        mask = torch.as_tensor(np.asarray(action_mask).astype(bool), device=device)
         single = obs.ndim == 1
         if single:
             obs, mask = obs[None], mask[None]
@@ -141,9 +142,9 @@ class Policy:
         if deterministic:
             actions = self.model.act_greedy(obs, mask)
         else:
-            probs = self.model.action_dist(obs, mask).probs
+            probs = self.model.action_dist(obs, mask).probs.cpu()
             actions = torch.multinomial(probs, 1, generator=self.generator).squeeze(-1)
-        out = actions.numpy().astype(np.int64)
+        out = actions.cpu().numpy().astype(np.int64)
         return int(out[0]) if single else out
 
 

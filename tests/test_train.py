@@ -102,6 +102,48 @@ def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path):
         assert (ta[k] == tb[k]).all(), k
 
 
+def test_a_time_limit_stops_at_a_resumable_checkpoint(tmp_path):
+    stopped = train.Trainer(tiny_config(tmp_path), quiet=True).train(time_limit=0.0)
+    assert stopped.name == "step_0000000001"  # the first update ends past a limit of 0 s
+    assert (stopped.parent / "LATEST").read_text().strip() == stopped.name
+    resumed = train.Trainer(tiny_config(tmp_path), resume_dir=stopped.parent, quiet=True).train()
+    assert resumed.name == "step_0000000006"
+
+
+def test_device_must_be_one_torch_has():
+    with pytest.raises(ValueError, match="device must be cpu, cuda or cuda:<n>, got 'tpu'"):
+        train.make_config(sets=["device=tpu"])
+    with pytest.raises(ValueError, match="device must be cpu, cuda or cuda:<n>"):
+        train.make_config(sets=["device=meta"])
+    import torch
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="asks for a GPU but torch sees none"):
+            train.make_config(sets=["device=cuda"])
+
+
+def test_a_gpu_run_trains_and_its_checkpoint_loads_and_resumes_on_the_cpu(tmp_path):
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU here")
+    trainer = train.Trainer(tiny_config(tmp_path, device="cuda", architecture="relational"), quiet=True)
+    assert next(trainer.model.parameters()).is_cuda
+    half = trainer.train(stop_after=3)
+    again = train.Trainer(tiny_config(tmp_path, device="cuda", architecture="relational"),
+                          resume_dir=half.parent, quiet=True)
+    assert next(again.model.parameters()).is_cuda
+    for name, value in load_file(str(half / "policy.safetensors")).items():
+        assert torch.equal(again.model.state_dict()[name].cpu(), value), name
+    on_cpu = train.Trainer(tiny_config(tmp_path), resume_dir=half.parent, quiet=True)  # device defaults to cpu
+    assert not next(on_cpu.model.parameters()).is_cuda
+    last = on_cpu.train()
+    assert last.name == "step_0000000006"
+    policy = load_policy(last)
+    env = VectorEnv(64, "standard", seed=3)
+    obs, mask, _ = env.reset()
+    act = policy.act(obs, mask)
+    assert mask[np.arange(64), act].all()
+
+
 def test_config_errors_name_the_valid_keys(tmp_path):
     with pytest.raises(ValueError, match="unknown config key 'learning_rat'.*valid keys: exp_name"):
         train.make_config(sets=["learning_rat=0.1"])
