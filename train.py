@@ -35,7 +35,7 @@ import yaml
 
 from agents import BASELINES, make_agent
 from agents.evaluate import play
-from agents.network import ARCHITECTURES, ActorCritic, masked_logits
+from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits
 from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS
@@ -102,7 +102,11 @@ class Config:
     """relu, tanh or gelu."""
     architecture: str = "cards"
     """Actor: ``cards`` (a head shared by the 52 cards), ``relational`` (that head also
-    reads each card's neighbours in rank and suit, plane by plane) or ``mlp``."""
+    reads each card's neighbours in rank and suit, plane by plane), ``belief``
+    (``relational`` plus a learnt belief over the opponent's unseen cards) or ``mlp``."""
+    belief_coef: float = 1.0
+    """Weight of the belief net's cross-entropy (``belief`` only; its gradients are
+    clipped apart from the policy's and the critic's)."""
     privileged_critic: bool = True
     """The critic also sees the opponent's hand (training only)."""
     opponent_self: float = 0.6
@@ -156,8 +160,8 @@ class Config:
                      "snapshot_every", "pool_size", "eval_matches", "checkpoint_every", "torch_threads"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
-        if self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0:
-            problems.append("eval_every, bc_decisions and critic_warmup_updates must be >= 0")
+        if self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0 or self.belief_coef < 0:
+            problems.append("eval_every, bc_decisions, critic_warmup_updates and belief_coef must be >= 0")
         if self.bc_teacher and self.bc_teacher not in BASELINES:
             problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         mix = self.opponent_mix()
@@ -458,9 +462,13 @@ class Trainer:
                 loss = pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
                 if self.update < c.critic_warmup_updates:
                     loss = v_loss * c.vf_coef  # the critic catches up with the warm-started actor
+                if self.model.has_belief:
+                    b_loss = belief_loss(self.model.actor, b_obs[mb], b_opp[mb])
+                    loss = loss + c.belief_coef * b_loss
+                    stats["losses/belief_cross_entropy"] = b_loss.item()
                 self.optimizer.zero_grad()
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.max_grad_norm)
+                self._clip_gradients()
                 self.optimizer.step()
             if c.target_kl and approx_kl > c.target_kl:
                 break
@@ -475,6 +483,16 @@ class Trainer:
         })
         return stats
 
+    def _clip_gradients(self) -> None:
+        """Clip the gradient norm of the policy and critic, and apart from them the
+        belief net's, so that neither loss scales the other's steps down."""
+        c = self.config
+        belief = set(self.model.actor.belief_net.parameters()) if self.model.has_belief else set()
+        rest = [p for p in self.model.parameters() if p not in belief]
+        torch.nn.utils.clip_grad_norm_(rest, c.max_grad_norm)
+        if belief:
+            torch.nn.utils.clip_grad_norm_(list(belief), c.max_grad_norm)
+
     # ------------------------------------------------------------ warm start
     def behavior_clone(self) -> None:
         """Imitate ``bc_teacher`` playing both seats: cross-entropy of the masked logits
@@ -485,23 +503,28 @@ class Trainer:
         obs, mask, _ = env.reset()
         opt = torch.optim.Adam(self.model.actor.parameters(), lr=c.bc_learning_rate)
         chunk, seen, start = 16, 0, time.time()
-        buf_obs, buf_mask, buf_act = [], [], []
+        buf_obs, buf_mask, buf_act, buf_opp = [], [], [], []
+        rows = np.arange(c.num_envs)
         while seen < c.bc_decisions:
             act = teacher.act(obs, mask)
             buf_obs.append(obs.copy())
             buf_mask.append(mask.copy())
             buf_act.append(act)
+            buf_opp.append(env.state._hands[rows, 1 - env.state.current.astype(np.int64)].astype(np.float32))
             out = env.step(act)
             obs, mask = out.obs, out.action_mask
             if len(buf_obs) == chunk:
                 x = self._tensor(np.concatenate(buf_obs))
                 m = self._tensor(np.concatenate(buf_mask))
                 y = self._tensor(np.concatenate(buf_act))
-                buf_obs, buf_mask, buf_act = [], [], []
+                opp = self._tensor(np.concatenate(buf_opp))
+                buf_obs, buf_mask, buf_act, buf_opp = [], [], [], []
                 for part in np.array_split(self.rng.permutation(len(x)), c.num_minibatches):
                     idx = self._tensor(part)
                     logits = masked_logits(self.model.actor(x[idx]), m[idx])
                     loss = torch.nn.functional.cross_entropy(logits, y[idx])
+                    if self.model.has_belief:  # the belief learns from the teacher's games too
+                        loss = loss + c.belief_coef * belief_loss(self.model.actor, x[idx], opp[idx])
                     opt.zero_grad()
                     loss.backward()
                     opt.step()

@@ -17,6 +17,14 @@ Three actor architectures (``architecture``):
   features a card, computed from the observation by fixed shifts; no new inputs). The
   head can then read "this discard would complete a meld with a card the opponent
   took" directly instead of through the trunk.
+- ``belief``: ``relational`` plus a belief net, an MLP from the observation to the
+  probability that the opponent holds each card it has not shown. It is trained on
+  the opponent's real hand (known during training only, like the privileged critic's
+  input) with a cross-entropy on the unseen cards, and its output, detached, is a
+  further card plane for the head: the belief itself and its counts over the card's
+  neighbours (4 more features a card). The cards the opponent took and still holds
+  count as 1, all other seen cards as 0. At play time the belief comes from the
+  observation alone, so the policy stays fair.
 - ``mlp``: one MLP from the observation to the 108 logits.
 
 The actor sees only the player's observation; illegal logits are filled with -1e8
@@ -37,7 +45,7 @@ from ginenv.cards import NUM_CARDS
 from ginenv.cards import NUM_RANKS, NUM_SUITS
 from ginenv.observation import NUM_PLANES, OBS_SIZE
 
-ARCHITECTURES = ("cards", "relational", "mlp")
+ARCHITECTURES = ("cards", "relational", "belief", "mlp")
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
@@ -101,6 +109,16 @@ def _relations() -> torch.Tensor:
     return rel.permute(1, 0, 2).reshape(NUM_CARDS, 3 * NUM_CARDS)
 
 
+def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
+    """``(B, P, 52)`` planes -> ``(B, 52, 3 P)``: for each card, each plane's sum over the
+    card's same-rank, one-away and two-away cards."""
+    b = x.shape[0]
+    return torch.matmul(x, relations).reshape(b, -1, NUM_CARDS).transpose(1, 2)
+
+
+UNSEEN_PLANE, OPPONENT_TOOK_PLANE = 5, 3
+
+
 def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
     """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES``, the number of cards in that plane of c's rank (c
     itself left out), and of c's suit one rank away and two ranks away (no wrap: the
@@ -109,8 +127,7 @@ def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torc
     rel = _relations() if relations is None else relations
     planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
     x = (planes[:, list(NEIGHBOUR_PLANES)] > 0.5).to(obs.dtype)  # (B, 7, 52)
-    feats = torch.matmul(x, rel)  # (B, 7, 3 * 52): plane, relation, card
-    return feats.reshape(b, -1, NUM_CARDS).transpose(1, 2)
+    return _related_counts(x, rel)
 
 
 class CardActor(nn.Module):
@@ -121,13 +138,17 @@ class CardActor(nn.Module):
     and suit): logit[c] = features[c] @ W(context). Cheap (a few batched matrix
     products) and the same head for every card."""
 
-    def __init__(self, hidden, activation: str, relational: bool = False):
+    def __init__(self, hidden, activation: str, relational: bool = False, belief: bool = False):
         super().__init__()
-        self.relational = relational
+        self.relational = relational or belief
         self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
         self.register_buffer("identity", _card_identity(), persistent=False)
-        self.register_buffer("relations", _relations() if relational else torch.zeros(0), persistent=False)
-        n_feats = NUM_PLANES + (NUM_NEIGHBOUR_FEATURES if relational else 0)
+        self.register_buffer("relations", _relations() if self.relational else torch.zeros(0), persistent=False)
+        n_feats = NUM_PLANES + (NUM_NEIGHBOUR_FEATURES if self.relational else 0)
+        self.belief_net = None
+        if belief:
+            self.belief_net = mlp([OBS_SIZE] + list(hidden), activation, NUM_CARDS, 1.0)
+            n_feats += 4
         self.plane_weights = _init(nn.Linear(hidden[-1], n_feats * 2), 0.01)
         self.identity_weights = _init(nn.Linear(hidden[-1], (NUM_RANKS + NUM_SUITS) * 2), 0.01)
         self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
@@ -138,9 +159,33 @@ class CardActor(nn.Module):
         planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
         if self.relational:
             planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
+        if self.belief_net is not None:
+            p = self.belief(obs).detach()[:, None]  # (B, 1, 52); the policy loss never trains the belief
+            planes = torch.cat([planes, p.transpose(1, 2), _related_counts(p, self.relations)], 2)
         logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
         logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
         return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1)  # discard, knock, others
+
+
+    def belief_logits(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(B, 52)`` logits that the opponent holds each card (meaningful on unseen cards)."""
+        return self.belief_net(obs)
+
+    def belief(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(B, 52)``: P(the opponent holds the card): the belief net's on unseen cards, 1
+        on the cards it took and still holds, 0 on every other seen card."""
+        planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
+        unseen = planes[:, UNSEEN_PLANE] > 0.5
+        took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).to(obs.dtype)
+        return torch.where(unseen, torch.sigmoid(self.belief_logits(obs)), took)
+
+
+def belief_loss(actor: nn.Module, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of the belief net against the opponent's real hand,
+    over the cards the player has not seen."""
+    unseen = obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
+    bce = nn.functional.binary_cross_entropy_with_logits(actor.belief_logits(obs), opponent_hand, reduction="none")
+    return (bce * unseen).sum() / unseen.sum().clamp(min=1)
 
 
 class ActorCritic(nn.Module):
@@ -153,12 +198,17 @@ class ActorCritic(nn.Module):
             raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}; got {architecture!r}")
         self.privileged_critic = privileged_critic
         hidden = list(hidden_sizes)
-        if architecture in ("cards", "relational"):
-            self.actor = CardActor(hidden, activation, relational=architecture == "relational")
+        if architecture in ("cards", "relational", "belief"):
+            self.actor = CardActor(hidden, activation, relational=architecture == "relational",
+                                   belief=architecture == "belief")
         else:
             self.actor = mlp([OBS_SIZE] + hidden, activation, NUM_ACTIONS, 0.01)
         critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0)
         self.critic = mlp([critic_in] + hidden, activation, 1, 1.0)
+
+    @property
+    def has_belief(self) -> bool:
+        return getattr(self.actor, "belief_net", None) is not None
 
     def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None) -> torch.Tensor:
         x = torch.cat([obs, opponent_hand], 1) if self.privileged_critic else obs

@@ -285,3 +285,107 @@ def test_relational_actor_trains_loads_and_exports(tmp_path):
     path = train.Trainer(tiny_config(tmp_path, architecture="relational"), quiet=True).train()
     policy = assert_onnx_matches_torch(ort, path, tmp_path, games=500, steps=3)
     assert policy.meta["network"]["architecture"] == "relational"
+
+
+def _states_with_opponent_hands(games=64, steps=60, seed=11, agent="gin_hunter"):
+    """Observations of the player to move in games the agent plays with itself, and the
+    opponent's real hand at each."""
+    env = VectorEnv(games, "standard", seed=seed)
+    obs, mask, _ = env.reset()
+    player = make_agent(agent)
+    rows, xs, ys = np.arange(games), [], []
+    for _ in range(steps):
+        xs.append(obs.copy())
+        ys.append(env.state._hands[rows, 1 - env.state.current.astype(np.int64)].astype(np.float32))
+        step = env.step(player.act(obs, mask))
+        obs, mask = step.obs, step.action_mask
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def test_belief_plane_is_the_net_on_unseen_cards_and_known_elsewhere():
+    import torch
+
+    from agents.network import ActorCritic
+    torch.manual_seed(0)
+    actor = ActorCritic((16, 16), "relu", True, "belief").actor
+    obs, opp = _states_with_opponent_hands(games=8, steps=30)
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        p = actor.belief(x).numpy()
+        z = actor.belief_logits(x).numpy()
+    for g in range(len(obs)):
+        for c in range(52):
+            if obs[g, 5 * 52 + c] > 0.5:
+                assert p[g, c] == pytest.approx(1 / (1 + np.exp(-z[g, c])), rel=1e-5)
+            else:  # seen: held by the opponent only if it took the card from the pile
+                assert p[g, c] == float(obs[g, 3 * 52 + c] > 0.5)
+                if p[g, c] == 1.0:
+                    assert opp[g, c] == 1.0
+    # the neighbour counts of the belief, against per-card sums
+    from agents.network import _related_counts, _relations
+    with torch.no_grad():
+        got = _related_counts(torch.as_tensor(p)[:, None], _relations()).numpy()
+    for g in range(0, len(obs), 17):
+        for c in range(52):
+            suit, rank = divmod(c, 13)
+            want = [sum(p[g, s * 13 + rank] for s in range(4) if s != suit),
+                    sum(p[g, suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13),
+                    sum(p[g, suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13)]
+            assert got[g, c] == pytest.approx(want, abs=1e-5)
+
+
+def test_only_the_belief_loss_trains_the_belief_net():
+    import torch
+
+    from agents.network import ActorCritic, belief_loss
+    model = ActorCritic((16, 16), "relu", True, "belief")
+    obs, opp = _states_with_opponent_hands(games=8, steps=20)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    belief = {id(p) for p in model.actor.belief_net.parameters()}
+    belief_loss(model.actor, x, y).backward()
+    for p in model.parameters():
+        grown = p.grad is not None and bool(p.grad.abs().sum() > 0)
+        assert grown == (id(p) in belief)
+    model.zero_grad(set_to_none=True)
+    model.actor(x).square().sum().backward()  # any loss on the policy's logits
+    for p in model.actor.belief_net.parameters():
+        assert p.grad is None or not p.grad.any()
+
+
+def test_the_belief_net_learns_more_than_the_base_rate():
+    import torch
+
+    from agents.network import ActorCritic, belief_loss
+    torch.manual_seed(0)
+    obs, opp = _states_with_opponent_hands(games=256, steps=120)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    cut = len(x) * 3 // 4
+    unseen = x[:, 5 * 52:6 * 52] > 0.5
+    rate = y[:cut][unseen[:cut]].mean()
+    held_out = y[cut:][unseen[cut:]]
+    base = torch.nn.functional.binary_cross_entropy(torch.full_like(held_out, float(rate)), held_out)
+    model = ActorCritic((64, 64), "relu", True, "belief")
+    opt = torch.optim.Adam(model.actor.belief_net.parameters(), lr=3e-3)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(300):
+        idx = torch.randint(0, cut, (512,), generator=gen)
+        loss = belief_loss(model.actor, x[idx], y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        learnt = belief_loss(model.actor, x[cut:], y[cut:])
+    assert learnt < base - 0.01
+
+
+def test_belief_actor_trains_logs_loads_and_exports(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    path = train.Trainer(tiny_config(tmp_path, architecture="belief", bc_teacher="knock_early", bc_decisions=256),
+                         quiet=True).train()
+    policy = assert_onnx_matches_torch(ort, path, tmp_path, games=300, steps=3)
+    assert policy.meta["network"]["architecture"] == "belief"
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    events = EventAccumulator(str(tmp_path / "runs" / "tiny"))
+    events.Reload()
+    values = [e.value for e in events.Scalars("losses/belief_cross_entropy")]
+    assert len(values) == 6 and all(0 < v < 1 for v in values)
