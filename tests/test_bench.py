@@ -1,6 +1,6 @@
 """The rules that the bench scripts wrap around agents (``bench/bench_denial.py``,
-``bench/bench_probes.py``, ``bench/bench_search.py``), each against a per-game loop over
-the engine's own state."""
+``bench/bench_probes.py``, ``bench/bench_search.py``, ``bench/bench_belief.py``), each
+against a per-game loop over the engine's own state."""
 
 import importlib.util
 from pathlib import Path
@@ -23,6 +23,7 @@ def load_bench(name):
 
 bench_denial, bench_probes = load_bench("bench_denial"), load_bench("bench_probes")
 bench_search = load_bench("bench_search")
+bench_belief = load_bench("bench_belief")
 
 
 def reference_danger(opp_taken):
@@ -172,3 +173,21 @@ def test_search_leaves_a_sure_policy_alone_and_otherwise_searches():
     assert (sure.act_state(state, games) == greedy).all()
     anything = bench_search.RolloutSearch(policy, worlds=2, top_k=4, min_prob=0.0)
     assert (anything.act_state(state, games) != greedy).any()  # noisy 2-world means overrule it somewhere
+
+
+def test_belief_bench_pairs_each_decision_with_the_opponents_hand():
+    x, y = bench_belief.collect(make_agent("knock_early"), make_agent("gin_hunter"), games=40, seed=3)
+    assert len(x) == len(y) > 40
+    planes = x[:, :9 * NUM_CARDS].reshape(len(x), 9, NUM_CARDS) > 0.5
+    held = y > 0.5
+    assert (held.sum(1) == 10).all()  # the opponent waits with 10 cards while the player moves
+    assert not (held & planes[:, 0]).any()  # never a card of the player's own hand
+    assert not (held & (planes[:, 1] | planes[:, 2] | planes[:, 4])).any()  # nor one lying in the pile
+    assert (held | ~planes[:, 3]).all()  # the cards it took and holds are in its hand
+    assert (held <= (planes[:, 5] | planes[:, 3])).all()  # the rest are unseen ones
+    assert (held & planes[:, 5]).sum() > (held & planes[:, 3]).sum() > 0
+
+
+def test_belief_bench_cross_entropy_is_the_binary_one():
+    p, y = np.array([0.5, 0.9, 0.2]), np.array([1.0, 1.0, 0.0])
+    assert np.allclose(bench_belief.cross_entropy(p, y), [np.log(2), -np.log(0.9), -np.log(0.8)])
