@@ -279,6 +279,8 @@ class Trainer:
         # -------------------------------------------------------------- agent
         self.model = self._new_model()
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=1e-5)
+        belief = set(self.model.actor.belief_net.parameters()) if self.model.has_belief else set()
+        self.clip_groups = [g for g in ([p for p in self.model.parameters() if p not in belief], list(belief)) if g]
         self.pool: list[ActorCritic] = []
         self.baselines = {name: make_agent(name, seed=c.seed + i) for i, name in
                           enumerate(("knock_early", "gin_hunter", "random"))}
@@ -440,7 +442,7 @@ class Trainer:
         for _ in range(c.update_epochs):
             for part in np.array_split(self.rng.permutation(n), c.num_minibatches):
                 mb = self._tensor(part)
-                _, newlogprob, entropy, newvalue = self.model.get_action_and_value(
+                newlogprob, entropy, newvalue, belief_logits = self.model.evaluate_actions(
                     b_obs[mb], b_mask[mb], b_actions[mb], b_opp[mb] if c.privileged_critic else None)
                 logratio = newlogprob - b_logprobs[mb]
                 ratio = logratio.exp()
@@ -462,8 +464,8 @@ class Trainer:
                 loss = pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
                 if self.update < c.critic_warmup_updates:
                     loss = v_loss * c.vf_coef  # the critic catches up with the warm-started actor
-                if self.model.has_belief:
-                    b_loss = belief_loss(self.model.actor, b_obs[mb], b_opp[mb])
+                if belief_logits is not None:
+                    b_loss = belief_loss(belief_logits, b_obs[mb], b_opp[mb])
                     loss = loss + c.belief_coef * b_loss
                     stats["losses/belief_cross_entropy"] = b_loss.item()
                 self.optimizer.zero_grad()
@@ -486,12 +488,8 @@ class Trainer:
     def _clip_gradients(self) -> None:
         """Clip the gradient norm of the policy and critic, and apart from them the
         belief net's, so that neither loss scales the other's steps down."""
-        c = self.config
-        belief = set(self.model.actor.belief_net.parameters()) if self.model.has_belief else set()
-        rest = [p for p in self.model.parameters() if p not in belief]
-        torch.nn.utils.clip_grad_norm_(rest, c.max_grad_norm)
-        if belief:
-            torch.nn.utils.clip_grad_norm_(list(belief), c.max_grad_norm)
+        for group in self.clip_groups:
+            torch.nn.utils.clip_grad_norm_(group, self.config.max_grad_norm)
 
     # ------------------------------------------------------------ warm start
     def behavior_clone(self) -> None:
@@ -521,10 +519,11 @@ class Trainer:
                 buf_obs, buf_mask, buf_act, buf_opp = [], [], [], []
                 for part in np.array_split(self.rng.permutation(len(x)), c.num_minibatches):
                     idx = self._tensor(part)
-                    logits = masked_logits(self.model.actor(x[idx]), m[idx])
+                    raw, belief_logits = self.model.actor_with_belief(x[idx])
+                    logits = masked_logits(raw, m[idx])
                     loss = torch.nn.functional.cross_entropy(logits, y[idx])
-                    if self.model.has_belief:  # the belief learns from the teacher's games too
-                        loss = loss + c.belief_coef * belief_loss(self.model.actor, x[idx], opp[idx])
+                    if belief_logits is not None:  # the belief learns from the teacher's games too
+                        loss = loss + c.belief_coef * belief_loss(belief_logits, x[idx], opp[idx])
                     opt.zero_grad()
                     loss.backward()
                     opt.step()

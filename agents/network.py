@@ -43,7 +43,7 @@ from torch.distributions import Categorical
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.cards import NUM_RANKS, NUM_SUITS
-from ginenv.observation import NUM_PLANES, OBS_SIZE
+from ginenv.observation import NUM_PLANES, OBS_SIZE, PLANE_NAMES
 
 ARCHITECTURES = ("cards", "relational", "belief", "mlp")
 
@@ -116,13 +116,14 @@ def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
     return torch.matmul(x, relations).reshape(b, -1, NUM_CARDS).transpose(1, 2)
 
 
-UNSEEN_PLANE, OPPONENT_TOOK_PLANE = 5, 3
+UNSEEN_PLANE, OPPONENT_TOOK_PLANE = PLANE_NAMES.index("unseen"), PLANE_NAMES.index("opponent_took")
 
 
 def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
-    """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES``, the number of cards in that plane of c's rank (c
-    itself left out), and of c's suit one rank away and two ranks away (no wrap: the
-    ace is low). One matrix product with the fixed relation matrix."""
+    """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES``, the
+    number of cards in that plane of c's rank (c itself left out), and of c's suit one
+    rank away and two ranks away (no wrap: the ace is low). One matrix product with the
+    fixed relation matrix."""
     b = obs.shape[0]
     rel = _relations() if relations is None else relations
     planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
@@ -154,37 +155,43 @@ class CardActor(nn.Module):
         self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.forward_with_belief(obs)[0]
+
+    def forward_with_belief(self, obs: torch.Tensor):
+        """The 108 logits and the belief net's ``(B, 52)`` logits (``None`` without a
+        belief net), from one pass of each, for the training losses."""
         b = obs.shape[0]
         g = self.trunk(obs)
         planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
         if self.relational:
             planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
+        z = None
         if self.belief_net is not None:
-            p = self.belief(obs).detach()[:, None]  # (B, 1, 52); the policy loss never trains the belief
+            z = self.belief_net(obs)
+            p = belief_probabilities(obs, z).detach()[:, None]  # (B, 1, 52); the policy loss never trains it
             planes = torch.cat([planes, p.transpose(1, 2), _related_counts(p, self.relations)], 2)
         logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
         logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
-        return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1)  # discard, knock, others
-
-
-    def belief_logits(self, obs: torch.Tensor) -> torch.Tensor:
-        """``(B, 52)`` logits that the opponent holds each card (meaningful on unseen cards)."""
-        return self.belief_net(obs)
+        return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1), z  # discard, knock, others
 
     def belief(self, obs: torch.Tensor) -> torch.Tensor:
-        """``(B, 52)``: P(the opponent holds the card): the belief net's on unseen cards, 1
-        on the cards it took and still holds, 0 on every other seen card."""
-        planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
-        unseen = planes[:, UNSEEN_PLANE] > 0.5
-        took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).to(obs.dtype)
-        return torch.where(unseen, torch.sigmoid(self.belief_logits(obs)), took)
+        """``(B, 52)``: P(the opponent holds the card) (see ``belief_probabilities``)."""
+        return belief_probabilities(obs, self.belief_net(obs))
 
 
-def belief_loss(actor: nn.Module, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
-    """Mean binary cross-entropy of the belief net against the opponent's real hand,
-    over the cards the player has not seen."""
+def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torch.Tensor:
+    """``(B, 52)``: the belief net's probability on the unseen cards, 1 on the cards the
+    opponent took and still holds, 0 on every other seen card."""
+    planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
+    took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).to(obs.dtype)
+    return torch.where(planes[:, UNSEEN_PLANE] > 0.5, torch.sigmoid(belief_logits), took)
+
+
+def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of the belief net's logits against the opponent's real
+    hand, over the cards the player has not seen."""
     unseen = obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
-    bce = nn.functional.binary_cross_entropy_with_logits(actor.belief_logits(obs), opponent_hand, reduction="none")
+    bce = nn.functional.binary_cross_entropy_with_logits(belief_logits, opponent_hand, reduction="none")
     return (bce * unseen).sum() / unseen.sum().clamp(min=1)
 
 
@@ -217,6 +224,17 @@ class ActorCritic(nn.Module):
     def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:
         """The actor's distribution over the legal actions."""
         return Categorical(logits=masked_logits(self.actor(obs), mask))
+
+    def actor_with_belief(self, obs: torch.Tensor):
+        """The actor's logits and its belief logits (``None`` if it has no belief net)."""
+        return self.actor.forward_with_belief(obs) if self.has_belief else (self.actor(obs), None)
+
+    def evaluate_actions(self, obs, mask, action, opponent_hand=None):
+        """For the PPO update: log-probabilities of ``action``, entropies, values and the
+        belief logits (``None`` without a belief net), each network run once."""
+        logits, belief_logits = self.actor_with_belief(obs)
+        dist = Categorical(logits=masked_logits(logits, mask))
+        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand), belief_logits
 
     def get_action_and_value(self, obs, mask, action=None, opponent_hand=None):
         dist = self.action_dist(obs, mask)

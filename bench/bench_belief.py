@@ -15,11 +15,11 @@ import numpy as np
 import torch
 
 from agents import make_agent
+from agents.baselines import _stock_size
+from agents.network import UNSEEN_PLANE
 from agents.policy import load_policy
 from ginenv import VectorEnv
 from ginenv.cards import NUM_CARDS
-
-UNSEEN, TOOK = 5, 3
 
 
 def collect(policy, opponent, games: int, seed: int):
@@ -67,11 +67,10 @@ def main(argv=None):
     x, y = collect(policy, make_agent(args.opponent), args.games, args.seed)
     with torch.no_grad():
         belief = policy.model.actor.belief(torch.as_tensor(x)).numpy()
-    planes = x[:, :9 * NUM_CARDS].reshape(len(x), 9, NUM_CARDS)
-    unseen = planes[:, UNSEEN] > 0.5
+    unseen = x[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
     hidden_held = (y * unseen).sum(1)  # the opponent's cards this player has not seen
     prior = np.where(unseen, (hidden_held / np.maximum(unseen.sum(1), 1))[:, None], 0.0)
-    stock = np.rint(x[:, 9 * NUM_CARDS + 5] * 31)
+    stock = _stock_size(x)
     print(f"{policy.name} against {args.opponent}: {len(x)} decisions of {args.games} hands, "
           f"{int(unseen.sum())} unseen cards")
     print("stock size    decisions   belief (nats/card)   uniform prior   gain")

@@ -312,7 +312,7 @@ def test_belief_plane_is_the_net_on_unseen_cards_and_known_elsewhere():
     x = torch.as_tensor(obs)
     with torch.no_grad():
         p = actor.belief(x).numpy()
-        z = actor.belief_logits(x).numpy()
+        z = actor.belief_net(x).numpy()
     for g in range(len(obs)):
         for c in range(52):
             if obs[g, 5 * 52 + c] > 0.5:
@@ -342,7 +342,7 @@ def test_only_the_belief_loss_trains_the_belief_net():
     obs, opp = _states_with_opponent_hands(games=8, steps=20)
     x, y = torch.as_tensor(obs), torch.as_tensor(opp)
     belief = {id(p) for p in model.actor.belief_net.parameters()}
-    belief_loss(model.actor, x, y).backward()
+    belief_loss(model.actor.belief_net(x), x, y).backward()
     for p in model.parameters():
         grown = p.grad is not None and bool(p.grad.abs().sum() > 0)
         assert grown == (id(p) in belief)
@@ -350,6 +350,29 @@ def test_only_the_belief_loss_trains_the_belief_net():
     model.actor(x).square().sum().backward()  # any loss on the policy's logits
     for p in model.actor.belief_net.parameters():
         assert p.grad is None or not p.grad.any()
+
+
+@pytest.mark.parametrize("architecture", ["belief", "relational"])
+def test_the_update_pass_gives_what_the_separate_calls_give(architecture):
+    import torch
+
+    from agents.network import ActorCritic
+    torch.manual_seed(1)
+    model = ActorCritic((16, 16), "relu", True, architecture)
+    obs, opp = _states_with_opponent_hands(games=8, steps=20)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    mask = torch.ones(len(x), 108, dtype=torch.bool)
+    mask[:, 100:] = False  # a mask that rules actions out (its legality does not matter here)
+    action = torch.randint(0, 100, (len(x),), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        logprob, entropy, value, belief_logits = model.evaluate_actions(x, mask, action, y)
+        dist = model.action_dist(x, mask)
+        assert torch.allclose(logprob, dist.log_prob(action)) and torch.allclose(entropy, dist.entropy())
+        assert torch.allclose(value, model.get_value(x, y))
+        if architecture == "belief":
+            assert torch.allclose(belief_logits, model.actor.belief_net(x))
+        else:
+            assert belief_logits is None
 
 
 def test_the_belief_net_learns_more_than_the_base_rate():
@@ -369,12 +392,12 @@ def test_the_belief_net_learns_more_than_the_base_rate():
     gen = torch.Generator().manual_seed(0)
     for _ in range(300):
         idx = torch.randint(0, cut, (512,), generator=gen)
-        loss = belief_loss(model.actor, x[idx], y[idx])
+        loss = belief_loss(model.actor.belief_net(x[idx]), x[idx], y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
     with torch.no_grad():
-        learnt = belief_loss(model.actor, x[cut:], y[cut:])
+        learnt = belief_loss(model.actor.belief_net(x[cut:]), x[cut:], y[cut:])
     assert learnt < base - 0.01
 
 
