@@ -1,5 +1,6 @@
 """Decision-time search on top of a trained policy: does it add points per hand?
-Run: ``python bench/bench_search.py [CHECKPOINT] --hands 2000 --worlds 8 --top-k 4``.
+Run: ``python bench/bench_search.py [CHECKPOINT] --hands 2000 --worlds 8 --top-k 4
+[--search rollout|critic]``.
 
 At each of the bot's discard turns (discard, knock or big gin) with more than one legal
 action, ``RolloutSearch`` takes the policy's ``top_k`` actions among those it gives a
@@ -12,6 +13,13 @@ the opponent's strategy, not a fair bot). Every candidate meets the same worlds 
 random numbers). It plays the candidate with the best mean hand points (own minus
 opponent's), the policy's choice unless another beats it by more than ``margin``. Other
 turns use the policy.
+
+``--search critic`` (``CriticSearch``) scores the same candidates one turn deep instead:
+the candidate, then the opponent's turn (policy or opponent, as above), then the
+privileged critic's value at the bot's next decision, which reads the world's opponent
+hand (or the hand's points if it ended). Its worlds deal the opponent's unknown cards by
+the belief net's odds (``--uniform``: uniformly). ``--critic-fit`` only measures how much
+of the hands' outcomes the critic predicts.
 
 The bench plays the same deals (single hands, seats alternating) with the plain policy
 and with the search, and prints both means and the paired difference with its standard
@@ -30,6 +38,7 @@ from agents.policy import load_policy
 from ginenv import core
 from ginenv.observation import observe
 from ginenv.rules import Rules
+
 
 
 class RolloutSearch:
@@ -62,12 +71,16 @@ class RolloutSearch:
         cand = np.argsort(-probs[d], 1, kind="stable")[:, :self.top_k]
         keep = np.take_along_axis(mask[d] & (probs[d] >= self.min_prob), cand, 1)
         cand = np.where(keep, cand, cand[:, :1])  # fewer candidates than top_k: repeat the best
-        worlds = core.resample_hidden(sub.select(np.repeat(d, self.worlds)), np.repeat(me[d], self.worlds), self.rng)
+        worlds = self.sample_worlds(sub.select(np.repeat(d, self.worlds)), np.repeat(me[d], self.worlds))
         v = self.values(worlds, np.repeat(cand, self.worlds, 0)).reshape(d.size, self.worlds, -1).mean(1)
         best = v.argmax(1)
         rows = np.arange(d.size)
         out[d] = np.where(v[rows, best] - v[:, 0] > self.margin, cand[rows, best], cand[:, 0])
         return out
+
+    def sample_worlds(self, games, me):
+        """Each game of ``games`` with what ``me`` cannot see dealt anew, uniformly."""
+        return core.resample_hidden(games, me, self.rng)
 
     def values(self, worlds, candidates):
         """``(W, K)``: for each world (a game whose mover is the searcher, in its discard
@@ -95,6 +108,62 @@ class RolloutSearch:
         return net.reshape(w, k).astype(np.float64)
 
 
+class CriticSearch(RolloutSearch):
+    """``RolloutSearch``'s candidates and worlds, scored one turn deep by the critic.
+
+    In each world the candidate is played, then the opponent's turn (by the policy,
+    greedy, or by ``opponent_model``); the score is the hand's net points if it ended,
+    else the privileged critic's value (net points to come, which it reads with the
+    world's opponent hand) at the searcher's next decision. With ``belief`` (and a
+    belief net) the worlds deal the opponent's unknown cards by the belief's odds
+    ``p / (1 - p)`` instead of uniformly."""
+
+    def __init__(self, policy, worlds: int = 16, top_k: int = 4, seed: int = 0, opponent_model=None,
+                 margin: float = 0.0, min_prob: float = 1e-4, belief: bool = True):
+        super().__init__(policy, worlds, top_k, seed, opponent_model, margin, min_prob)
+        if not self.model.privileged_critic:
+            raise ValueError("CriticSearch needs a checkpoint trained with privileged_critic: true")
+        self.belief = belief and self.model.has_belief
+        self.reward_scale = float(policy.meta["config"]["reward_scale"])  # the critic's values: net points times this
+        self.name = f"critic search({worlds} {'belief' if self.belief else 'uniform'} worlds, top {top_k})"
+
+    @torch.no_grad()
+    def sample_worlds(self, games, me):
+        if not self.belief:
+            return super().sample_worlds(games, me)
+        p = self.model.actor.belief(torch.as_tensor(observe(games, me))).double().numpy().clip(1e-6, 1 - 1e-6)
+        return core.resample_hidden(games, me, self.rng, p / (1 - p))
+
+    @torch.no_grad()
+    def values(self, worlds, candidates):
+        w, k = candidates.shape
+        s = worlds.select(np.repeat(np.arange(w), k))
+        s.mode, s.auto_reset = "hand", False
+        searcher = s.current.astype(np.int64)
+        core.step(s, candidates.reshape(-1))
+        out = np.zeros(w * k)
+        idx = np.arange(w * k)
+        while idx.size:
+            me = searcher[idx]
+            rows = np.arange(idx.size)
+            ended = s.done
+            out[idx[ended]] = (s.final_scores[rows, me] - s.final_scores[rows, 1 - me])[ended]
+            back = np.flatnonzero(~ended & (s.current == me))
+            if back.size:
+                part = s.select(back)
+                value = self.model.get_value(torch.as_tensor(observe(part, me[back])),
+                                             torch.as_tensor(part._hands[np.arange(back.size), 1 - me[back]],
+                                                             dtype=torch.float32))
+                out[idx[back]] = value.double().numpy() / self.reward_scale
+            go = np.flatnonzero(~ended & (s.current != me))
+            idx, s = idx[go], s.select(go)
+            if idx.size:
+                obs, mask = observe(s, s.current), core.legal_action_mask(s)
+                model = self._greedy if self.opponent_model is None else self.opponent_model.act
+                core.step(s, model(obs, mask))
+        return out.reshape(w, k)
+
+
 def play_hands(agent, opponent, n: int, rules: Rules, seed: int) -> np.ndarray:
     """n single hands, ``agent`` in seat ``i % 2`` of hand i: its points minus the opponent's.
     ``agent`` may act on the state (``act_state``) or on observations (``act``)."""
@@ -117,6 +186,36 @@ def play_hands(agent, opponent, n: int, rules: Rules, seed: int) -> np.ndarray:
     return (state.final_scores[rows, seat] - state.final_scores[rows, 1 - seat]).astype(np.float64)
 
 
+@torch.no_grad()
+def critic_fit(policy, opponent, n: int, rules: Rules, seed: int):
+    """How well the privileged critic predicts the hand: over n single hands of the
+    policy against ``opponent`` (seats alternating), the critic's value at each of the
+    policy's decisions (in points) against the hand's final net points. Returns the
+    mean value, the mean outcome and the explained variance 1 - Var(outcome - value) /
+    Var(outcome)."""
+    model, scale = policy.model, float(policy.meta["config"]["reward_scale"])
+    state = core.init(n, rules, seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    seat = (np.arange(n) % 2).astype(np.int64)
+    games, values = [], []
+    while not state.done.all():
+        actions = np.zeros(n, np.int64)
+        mask = core.legal_action_mask(state)
+        for who, agent in ((state.current == seat, policy), (state.current != seat, opponent)):
+            idx = np.flatnonzero(~state.done & who)
+            if idx.size:
+                obs = observe(state.select(idx), state.current[idx])
+                actions[idx] = agent.act(obs, mask[idx])
+                if agent is policy:
+                    hidden = torch.as_tensor(state._hands[idx, 1 - seat[idx]], dtype=torch.float32)
+                    games.append(idx)
+                    values.append(model.get_value(torch.as_tensor(obs), hidden).double().numpy() / scale)
+        core.step(state, actions)
+    rows = np.arange(n)
+    net = (state.final_scores[rows, seat] - state.final_scores[rows, 1 - seat]).astype(np.float64)
+    v, y = np.concatenate(values), net[np.concatenate(games)]
+    return v.mean(), y.mean(), 1 - np.var(y - v) / np.var(y)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", nargs="?", default="checkpoints/champion")
@@ -129,17 +228,29 @@ def main(argv=None):
                    help="candidates need at least this probability under the policy (0: any legal action)")
     p.add_argument("--model", choices=("self", "opponent"), default="self",
                    help="who plays the opponent's seat in the rollouts")
+    p.add_argument("--search", choices=("rollout", "critic"), default="rollout",
+                   help="score candidates by greedy playouts to the end of the hand, or one turn deep by the critic")
+    p.add_argument("--uniform", action="store_true", help="critic search: uniform worlds, not the belief's")
+    p.add_argument("--critic-fit", action="store_true",
+                   help="only measure how well the critic predicts the hands' outcomes, then stop")
     p.add_argument("--seed", type=int, default=2026)
     args = p.parse_args(argv)
     torch.set_num_threads(2)
     rules = Rules.preset("standard")
     policy = load_policy(args.checkpoint)
     opponent = make_agent(args.opponent)
+    if args.critic_fit:
+        value, outcome, explained = critic_fit(policy, opponent, args.hands, rules, args.seed)
+        print(f"{args.hands} hands vs {args.opponent}, seed {args.seed}: the critic's mean value {value:+.2f} points, "
+              f"mean outcome {outcome:+.2f} (per decision), explained variance {explained:.3f}")
+        return
     t = time.time()
     base = play_hands(policy, opponent, args.hands, rules, args.seed)
     t_base = time.time() - t
-    search = RolloutSearch(policy, args.worlds, args.top_k, seed=1, margin=args.margin, min_prob=args.min_prob,
-                           opponent_model=make_agent(args.opponent) if args.model == "opponent" else None)
+    kind = RolloutSearch if args.search == "rollout" else CriticSearch
+    extra = {} if args.search == "rollout" else {"belief": not args.uniform}
+    search = kind(policy, args.worlds, args.top_k, seed=1, margin=args.margin, min_prob=args.min_prob,
+                  opponent_model=make_agent(args.opponent) if args.model == "opponent" else None, **extra)
     t = time.time()
     searched = play_hands(search, opponent, args.hands, rules, args.seed)
     t_search = time.time() - t

@@ -278,7 +278,7 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
 
 
 # ------------------------------------------------------------------------ legality
-def resample_hidden(s: State, player, rng: np.random.Generator) -> State:
+def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) -> State:
     """A copy of ``s`` with what ``player`` cannot see dealt anew: the opponent's
     unknown cards and the stock's order (what OpenSpiel calls resampling from an
     information state; the worlds of a determinized search).
@@ -292,6 +292,13 @@ def resample_hidden(s: State, player, rng: np.random.Generator) -> State:
     fresh seed for its later deals, so nothing of the true hidden state survives: two
     states that differ only in what ``player`` cannot see give the same copy for the
     same ``rng`` state.
+
+    ``weights`` (optional, ``(B, 52)``, >= 0, read on the unseen cards only) biases
+    which unseen cards the opponent gets: they are drawn without replacement with
+    probability proportional to the weight (successive sampling, by Gumbel top-k keys;
+    odds ``p / (1 - p)`` from a belief ``p`` approximate drawing the hand from that
+    belief). A card of weight 0 goes to the opponent only if there are not enough others.
+    The stock's order stays uniform.
     """
     s = s.copy()
     b = s.batch_size
@@ -304,6 +311,8 @@ def resample_hidden(s: State, player, rng: np.random.Generator) -> State:
     k = (opp_hand.sum(1) - known.sum(1)).astype(np.int64)
     pos = s.stock_pos.astype(np.int64)[:, None]
     keys = rng.random((b, NUM_CARDS))
+    if weights is not None:
+        keys = _weighted_keys(unseen, k, weights, keys, rng)
     # Unseen cards in random order first, then the others in card order.
     order = np.argsort(np.where(unseen, keys, 2.0 + np.arange(NUM_CARDS) / NUM_CARDS), axis=1, kind="stable")
     rank = np.empty_like(order)
@@ -324,6 +333,21 @@ def resample_hidden(s: State, player, rng: np.random.Generator) -> State:
         s._deadwood[moving, opp[moving]] = s.after_discard[moving].min(1)
     _update_legal(s)
     return s
+
+
+def _weighted_keys(unseen, k, weights, keys, rng):
+    """Keys in [-1, 0) for the k unseen cards the opponent gets, drawn by ``weights``
+    (Gumbel top-k), and the uniform ``keys`` in [0, 1) for the rest, so that sorting by
+    key deals the opponent first and leaves the stock's order uniform."""
+    w = np.asarray(weights, np.float64)
+    if w.shape != unseen.shape or not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"weights must be finite and >= 0, of shape {unseen.shape}; got shape {w.shape}")
+    with np.errstate(divide="ignore"):
+        score = np.log(w) + rng.gumbel(size=w.shape)
+    order = np.argsort(np.where(unseen, -score, np.inf), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    rank[np.arange(len(w))[:, None], order] = np.arange(w.shape[1])
+    return np.where(unseen & (rank < k[:, None]), keys - 1.0, keys)
 
 
 def legal_action_mask(s: State) -> np.ndarray:

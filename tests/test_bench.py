@@ -157,6 +157,110 @@ def test_search_values_match_single_game_rollouts(opponent):
     assert len(set(got.ravel().tolist())) > 1  # the outcomes differ: the test can tell them apart
 
 
+def reference_critic_value(world, candidate, model, opponent=None):
+    """One world, one candidate: the opponent's turn one step at a time, then the
+    critic on the searcher's observation and the world's opponent hand (in points),
+    or the hand's net points if it ended first."""
+    import torch
+
+    from ginenv import core
+    from ginenv.observation import observe
+    g = world.select([0])
+    g.mode = "hand"
+    me = int(g.current[0])
+    core.step(g, np.array([candidate]))
+    while not g.done[0] and g.current[0] != me:
+        obs, mask = observe(g, g.current), core.legal_action_mask(g).copy()
+        if opponent is not None:
+            a = opponent.act(obs, mask)
+        else:
+            a = model.act_greedy(torch.as_tensor(obs), torch.as_tensor(mask)).numpy()
+        core.step(g, a)
+    if g.done[0]:
+        return float(g.final_scores[0, me] - g.final_scores[0, 1 - me])
+    with torch.no_grad():
+        v = model.get_value(torch.as_tensor(observe(g, me)), torch.as_tensor(g._hands[:, 1 - me], dtype=torch.float32))
+    return float(v[0]) / 0.01
+
+
+@pytest.mark.parametrize("opponent", [None, "gin_hunter"])
+def test_critic_search_values_match_single_game_lookahead(opponent):
+    from agents.policy import load_policy
+    from ginenv import core
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    opp = make_agent(opponent) if opponent else None
+    search = bench_search.CriticSearch(policy, worlds=3, top_k=3, seed=4, opponent_model=opp)
+    rng = np.random.default_rng(3)
+    state = core.init(60, "standard", seed=9, mode="hand")
+    for _ in range(rng.integers(10, 16)):
+        mask = core.legal_action_mask(state)
+        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    d = np.flatnonzero(state.phase == core.DISCARD)[:10]
+    assert d.size >= 4
+    worlds = search.sample_worlds(state.select(d), state.current[d].astype(np.int64))
+    masks = core.legal_action_mask(worlds)
+    # A knock where one is legal, so that some candidates end the hand at once.
+    cands = np.stack([np.flatnonzero(m)[[0, -1, len(np.flatnonzero(m)) // 2]] for m in masks])
+    got = search.values(worlds, cands)
+    for w in range(d.size):
+        for k in range(3):
+            want = reference_critic_value(worlds.select([w]), cands[w, k], policy.model, opp)
+            assert got[w, k] == pytest.approx(want, rel=1e-5, abs=1e-3), (w, k)
+    assert len(set(np.round(got, 3).ravel().tolist())) > 3
+
+
+def test_critic_search_worlds_follow_the_belief():
+    """The belief-weighted worlds give the opponent the cards its belief favours more
+    often than uniform worlds do, and keep everything the searcher has seen."""
+    import torch
+
+    from agents.policy import load_policy
+    from ginenv import core
+    from ginenv.observation import observe
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    state = core.init(1, "standard", seed=3, mode="hand")
+    gh, rng = make_agent("gin_hunter"), np.random.default_rng(0)
+    while int(state.stock_size[0]) > 16:  # gin_hunter against random play, well into the hand
+        mask = core.legal_action_mask(state)
+        a = gh.act(observe(state, state.current), mask) if state.current[0] == 1 else (rng.random(mask.shape) * mask).argmax(1)
+        core.step(state, a)
+    me = np.zeros(2000, np.int64)
+    games = state.select(np.zeros(2000, np.int64))
+    with torch.no_grad():
+        p = policy.model.actor.belief(torch.as_tensor(observe(state, 0)))[0].numpy()
+    unseen = observe(state, 0)[0, 5 * 52:6 * 52] > 0.5
+    freq = {}
+    for belief in (True, False):
+        search = bench_search.CriticSearch(policy, worlds=1, seed=1, belief=belief)
+        w = search.sample_worlds(games, me)
+        assert (observe(w, me) == observe(games, me)).all()
+        freq[belief] = w._hands[:, 1].mean(0)
+    liked, disliked = unseen & (p > np.median(p[unseen])), unseen & (p <= np.median(p[unseen]))
+    assert freq[True][liked].sum() > freq[False][liked].sum() + 0.5
+    assert freq[True][disliked].sum() < freq[False][disliked].sum() - 0.5
+
+
+def test_critic_fit_scales_the_critic_to_points_and_scores_a_constant_as_explaining_nothing(monkeypatch):
+    import torch
+
+    from agents.policy import load_policy
+    from ginenv.rules import Rules
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    calls = []
+
+    def constant(obs, opponent_hand=None):
+        calls.append((obs.shape[0], opponent_hand.sum(1)))
+        return torch.full((obs.shape[0],), 0.07)
+
+    monkeypatch.setattr(policy.model, "get_value", constant)
+    value, outcome, explained = bench_search.critic_fit(policy, make_agent("knock_early"), 40, Rules.preset("standard"), 2)
+    assert value == pytest.approx(7.0)  # 0.07 at the trainer's reward scale of 0.01
+    assert explained == pytest.approx(0.0, abs=1e-9)
+    assert all(((h == 10) | (h == 11)).all() for _, h in calls)  # the opponent's whole hand, as in training
+    base = bench_search.play_hands(policy, make_agent("knock_early"), 40, Rules.preset("standard"), 2)
+    assert base.min() <= outcome <= base.max()
+
+
 def test_search_leaves_a_sure_policy_alone_and_otherwise_searches():
     from agents.policy import load_policy
     from ginenv import core

@@ -426,3 +426,61 @@ def test_resample_hidden_deals_the_unseen_cards_uniformly():
     assert np.abs(freq[unseen] - 10 / 41).max() < 0.04  # about 6 standard deviations
     top = np.bincount(r._deck[:, r.stock_pos[0]], minlength=52) / 4000
     assert (top[~unseen] == 0).all() and np.abs(top[unseen] - 1 / 41).max() < 0.02
+
+
+def _successive_sample(weights, k, rng):
+    """The slow reference: k draws without replacement, each with probability
+    proportional to the weights of the cards left."""
+    w = weights.astype(np.float64).copy()
+    out = []
+    for _ in range(k):
+        c = rng.choice(len(w), p=w / w.sum())
+        out.append(c)
+        w[c] = 0.0
+    return out
+
+
+def test_resample_hidden_with_weights_draws_the_opponents_cards_by_weight():
+    n = 4000
+    state = scripted(ND, DE, "Qc", "Ah").select(np.zeros(n, np.int64))
+    viewer = 1 - state.dealer.astype(np.int64)
+    unseen = np.ones(52, bool)
+    unseen[state._hands[0, viewer[0]]] = False
+    unseen[state.pile_mask[0]] = False
+    ids = np.flatnonzero(unseen)
+    rng = np.random.default_rng(5)
+    weights = np.zeros(52)
+    weights[ids] = rng.choice([0.0, 0.3, 1.0, 4.0], size=ids.size)
+    weights[~unseen] = 7.0  # seen cards: their weights are never read
+    r = core.resample_hidden(state, viewer, np.random.default_rng(3), np.tile(weights, (n, 1)))
+    dealer = r._hands[np.arange(n), r.dealer]
+    assert (dealer.sum(1) == 10).all() and not dealer[:, ~unseen].any()
+    assert not dealer[:, weights == 0].any()  # enough cards of positive weight: never a weight-0 card
+    freq = dealer.mean(0)
+    ref = np.zeros(52)
+    for _ in range(n):
+        ref[_successive_sample(np.where(unseen, weights, 0.0), 10, rng)] += 1 / n
+    assert np.abs(freq - ref).max() < 0.05  # both within about 3 standard deviations of the truth
+    assert freq[weights == 4.0].mean() > freq[weights == 1.0].mean() > freq[weights == 0.3].mean()
+    # The stock's order stays uniform over what the dealer did not get.
+    top = np.bincount(r._deck[np.arange(n), r.stock_pos], minlength=52) / n
+    assert np.abs(top - (unseen & True) * (1 - freq) / 31).max() < 0.02
+
+
+def test_resample_hidden_with_weights_is_forced_and_checked():
+    state = scripted(ND, DE, "Qc", "Ah").select(np.zeros(8, np.int64))
+    viewer = 1 - state.dealer.astype(np.int64)
+    unseen = ~(state._hands[0, viewer[0]] | state.pile_mask[0])
+    sure = np.flatnonzero(unseen)[[0, 3, 5, 8, 13, 21, 22, 30, 33, 40]]
+    weights = np.where(unseen, 1.0, 0.0)
+    weights[sure] = 1e12
+    r = core.resample_hidden(state, viewer, np.random.default_rng(1), np.tile(weights, (8, 1)))
+    assert (np.flatnonzero(r._hands[0, r.dealer[0]]) == sure).all()
+    assert (r._hands[np.arange(8), r.dealer] == r._hands[0, r.dealer[0]]).all()
+    only_five = np.where(unseen, 0.0, 1.0)
+    only_five[sure[:5]] = 1.0  # five cards of positive weight for ten places: all five dealt, then others
+    r = core.resample_hidden(state, viewer, np.random.default_rng(1), np.tile(only_five, (8, 1)))
+    assert r._hands[np.arange(8), r.dealer][:, sure[:5]].all()
+    for bad in (np.full((8, 51), 1.0), np.full((8, 52), -1.0), np.full((8, 52), np.nan)):
+        with pytest.raises(ValueError, match="weights"):
+            core.resample_hidden(state, viewer, np.random.default_rng(1), bad)
