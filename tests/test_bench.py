@@ -1,5 +1,6 @@
 """The rules that the bench scripts wrap around agents (``bench/bench_denial.py``,
-``bench/bench_probes.py``, ``bench/bench_search.py``, ``bench/bench_belief.py``), each
+``bench/bench_probes.py``, ``bench/bench_search.py``, ``bench/bench_belief.py``,
+``bench/bench_oracle.py``), each
 against a per-game loop over the engine's own state."""
 
 import importlib.util
@@ -24,6 +25,7 @@ def load_bench(name):
 bench_denial, bench_probes = load_bench("bench_denial"), load_bench("bench_probes")
 bench_search = load_bench("bench_search")
 bench_belief = load_bench("bench_belief")
+bench_oracle = load_bench("bench_oracle")
 
 
 def reference_danger(opp_taken):
@@ -295,3 +297,144 @@ def test_belief_bench_pairs_each_decision_with_the_opponents_hand():
 def test_belief_bench_cross_entropy_is_the_binary_one():
     p, y = np.array([0.5, 0.9, 0.2]), np.array([1.0, 1.0, 0.0])
     assert np.allclose(bench_belief.cross_entropy(p, y), [np.log(2), -np.log(0.9), -np.log(0.8)])
+
+
+def test_oracle_meld_and_gin_cards_match_brute_force():
+    import reference
+    rng = np.random.default_rng(7)
+    hands = np.zeros((36, NUM_CARDS), bool)
+    for i in range(36):  # random hands, and hands built around melds so that many cards join
+        if i % 2:
+            hands[i, rng.choice(NUM_CARDS, 10, replace=False)] = True
+        else:
+            suit, start = rng.integers(4), rng.integers(0, 9)
+            hands[i, suit * 13 + start + np.arange(4)] = True
+            rank = rng.integers(13)
+            hands[i, rank + 13 * np.array([0, 1, 2])] = True
+            free = np.flatnonzero(~hands[i])
+            hands[i, rng.choice(free, 10 - hands[i].sum(), replace=False)] = True
+    joins, gin = bench_oracle.joins_meld(hands), bench_oracle.gin_cards(hands)
+    for i in range(36):
+        cards = list(np.flatnonzero(hands[i]))
+        now = reference.deadwood(cards)
+        for c in range(NUM_CARDS):
+            if hands[i, c]:
+                assert not joins[i, c] and not gin[i, c]
+                continue
+            assert joins[i, c] == (reference.deadwood(cards + [c]) < now + reference.value(c)), (i, c)
+            assert gin[i, c] == (min(reference.deadwood_after_discard(cards + [c]).values()) == 0), (i, c)
+    assert joins.any() and gin.any() and not joins.all()
+
+
+@pytest.mark.parametrize("deny,alarm", [(True, False), (False, True)])
+def test_oracle_denies_melding_cards_and_knocks_before_a_gin(deny, alarm):
+    from agents.policy import load_policy
+    from ginenv import core
+    from ginenv.observation import observe
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    oracle = bench_oracle.Oracle(policy, deny, alarm)
+    state = core.init(160, "standard", seed=4, mode="hand")
+    changed = 0
+    for _ in range(60):
+        live = np.flatnonzero(~state.done)
+        if not live.size:
+            break
+        mask = core.legal_action_mask(state)
+        got = oracle.act_state(state, live)
+        plain = policy.act(observe(state.select(live), state.current[live]), mask[live])
+        for j, g in enumerate(live):
+            if state.phase[g] != core.DISCARD:
+                assert got[j] == plain[j]
+                continue
+            me = int(state.current[g])
+            theirs, mine = state._hands[g, 1 - me], state._hands[g, me]
+            legal = np.flatnonzero(mask[g])
+            if deny:
+                joins = bench_oracle.joins_meld(theirs[None])[0]
+                bad = lambda a: A.DISCARD <= a < A.KNOCK and joins[a - A.DISCARD]  # noqa: E731
+                if any(not bad(a) for a in legal):
+                    assert not bad(got[j])
+                if not bad(plain[j]):
+                    assert got[j] == plain[j]
+            else:
+                ready = (bench_oracle.gin_cards(theirs[None])[0] & ~mine).any()
+                knocks = mask[g, A.KNOCK:A.DRAW_STOCK]
+                if ready and knocks.any() and not mask[g, A.BIG_GIN]:
+                    assert A.KNOCK <= got[j] < A.DRAW_STOCK
+                else:
+                    assert got[j] == plain[j]
+            changed += got[j] != plain[j]
+        actions = np.zeros(160, np.int64)
+        actions[live] = plain  # both seats play the policy on
+        core.step(state, actions)
+    assert changed > 0
+
+
+def test_belief_deny_samples_consistent_hands_and_swaps_only_dangerous_discards(monkeypatch):
+    from agents.policy import load_policy
+    from ginenv import core
+    from ginenv.observation import observe
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    state = core.init(120, "standard", seed=5, mode="hand")
+    for _ in range(9):
+        mask = core.legal_action_mask(state)
+        live = np.flatnonzero(~state.done)
+        actions = np.zeros(120, np.int64)
+        actions[live] = policy.act(observe(state.select(live), state.current[live]), mask[live])
+        core.step(state, actions)
+    d = np.flatnonzero(~state.done & (state.phase == core.DISCARD))
+    assert d.size > 20
+    obs, mask = observe(state.select(d), state.current[d]), core.legal_action_mask(state)[d]
+    # Sampled hands: ten cards, the ones seen taken and held, the rest unseen; a belief of
+    # (almost) 1 on ten cards and (almost) 0 elsewhere is followed.
+    unseen, known = obs[:, 5 * 52:6 * 52] > 0.5, obs[:, 3 * 52:4 * 52] > 0.5
+    rng = np.random.default_rng(0)
+    belief = np.full((d.size, NUM_CARDS), 1e-6)
+    for i in range(d.size):
+        belief[i, np.flatnonzero(unseen[i])[:10 - known[i].sum()]] = 1 - 1e-6
+    hands = bench_oracle.sample_opponent_hands(obs, belief, 4, rng).reshape(d.size, 4, NUM_CARDS)
+    assert (hands.sum(2) == 10).all()
+    assert (hands >= known[:, None]).all() and not (hands & ~(unseen | known)[:, None]).any()
+    assert (hands == (known | (unseen & (belief > 0.5)))[:, None]).all()
+    # The swap rule, on a danger fixed by the test.
+    deny = bench_oracle.BeliefDeny(policy, threshold=0.5, min_prob=0.0)
+    danger = rng.random((d.size, NUM_CARDS))
+    monkeypatch.setattr(deny, "danger", lambda o: danger)
+    plain, got = policy.act(obs, mask), deny.act(obs, mask)
+    probs = policy.model.action_dist(torch_tensor(obs), torch_tensor(mask)).probs.detach().numpy()
+    swapped = 0
+    for i in range(d.size):
+        risk = lambda a: danger[i, a - A.DISCARD] if A.DISCARD <= a < A.KNOCK else 0.0  # noqa: E731
+        ok = [a for a in np.flatnonzero(mask[i]) if risk(a) < 0.5]
+        if risk(plain[i]) < 0.5 or not ok:
+            assert got[i] == plain[i]
+        else:
+            assert got[i] == max(ok, key=lambda a: probs[i, a])
+            swapped += 1
+    assert swapped > 0
+
+
+def torch_tensor(x):
+    import torch
+    return torch.as_tensor(x)
+
+
+def test_auc_counts_ordered_pairs_with_ties_half():
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        score = rng.integers(0, 6, 40) / 5  # many ties
+        truth = rng.random(40) < 0.3
+        truth[:2] = [True, False]
+        pos, neg = score[truth], score[~truth]
+        want = np.mean([(p > q) + 0.5 * (p == q) for p in pos for q in neg])
+        assert bench_oracle.auc(score, truth) == pytest.approx(want)
+
+
+def test_reader_danger_ranks_the_cards_that_feed_gin_hunter_above_chance():
+    from agents.policy import load_policy
+    from ginenv.rules import Rules
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    danger, truth, fed = bench_oracle.reader_quality(policy, make_agent("gin_hunter"), 120, Rules(), seed=3, worlds=8)
+    assert len(danger) == len(truth) and len(danger) % 11 == 0 and 0 < len(fed) <= len(danger) // 11
+    assert ((danger >= 0) & (danger <= 1)).all() and 0.05 < truth.mean() < 0.4
+    assert bench_oracle.auc(danger, truth) > 0.7  # about 0.8 on many hands; 0.5 is chance

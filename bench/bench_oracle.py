@@ -1,0 +1,271 @@
+"""Ceilings: what would seeing the opponent's hand be worth to the bot?
+Run: ``python bench/bench_oracle.py [CHECKPOINT] --matches 2000 --seed 2026``.
+
+The bot plays its own policy, but a wrapper that is shown the opponent's hand (not a
+fair bot: a measure of what the hidden information is worth, and so of how far a better
+belief could take it) overrides it at its discard turns:
+
+- ``deny``: never throw a card that joins a meld in the opponent's hand (the cards
+  gin_hunter takes from the pile) while another legal discard or knock does not: play
+  the policy's most probable action among those instead.
+- ``alarm``: knock whenever a knock is legal and the opponent is one card from gin
+  (some card the bot does not hold would complete its gin), with the legal knock that
+  leaves the least deadwood.
+- ``both``: the two together.
+- ``deny, q wrong``: ``deny`` with each card's answer flipped with probability q, to see
+  how exact a fair reader of the hand would have to be.
+
+And the fair counterpart, ``BeliefDeny`` (``belief deny t/m``): no hand is revealed; a
+card's danger is the share of 32 opponent hands drawn from the belief net in which it
+joins a meld, and a discard of danger t or more is swapped for the policy's most
+probable action below t of probability m or more. ``--reader-hands N`` measures that
+danger against the truth instead (calibration and AUC), and how often the bot's own
+discards join a meld of the opponent's.
+
+Matches to 100, standard rules, seats and first dealers alternating, the same deals for
+every variant; the win rate with its 95% Wilson interval.
+"""
+
+import argparse
+
+import numpy as np
+import torch
+
+from agents import make_agent
+from agents.baselines import _discard_key
+from agents.evaluate import wilson
+from agents.policy import load_policy
+from ginenv import actions as A
+from ginenv import core, melds
+from agents.network import OPPONENT_TOOK_PLANE, UNSEEN_PLANE
+from ginenv.cards import CARD_VALUES, NUM_CARDS
+from ginenv.observation import observe
+from ginenv.rules import Rules
+
+_EYE = np.eye(NUM_CARDS, dtype=bool)
+
+
+def with_each_card(hands):
+    """``(n, 52)`` hands -> ``(n * 52, 52)``: each hand with card c added, for every c."""
+    return (hands[:, None, :] | _EYE[None]).reshape(-1, NUM_CARDS)
+
+
+def joins_meld(hands):
+    """``(n, 52)`` bool: card c would join a meld in the 10-card hand (the least deadwood
+    of the hand with c is below the hand's own plus c's value)."""
+    n = len(hands)
+    now = melds.masks_deadwood(melds.suit_masks(hands)).astype(np.int64)
+    more = melds.masks_deadwood(melds.suit_masks(with_each_card(hands))).astype(np.int64).reshape(n, NUM_CARDS)
+    return (more < now[:, None] + CARD_VALUES[None].astype(np.int64)) & ~hands
+
+
+def gin_cards(hands):
+    """``(n, 52)`` bool: card c would give the 10-card hand gin (11 cards with a discard
+    that leaves no deadwood)."""
+    n = len(hands)
+    after = melds.masks_after_discard(melds.suit_masks(with_each_card(hands)))
+    return (after.min(1) == 0).reshape(n, NUM_CARDS) & ~hands
+
+
+class Oracle:
+    """The policy, overridden at discard turns with the opponent's hand revealed (see the
+    module docstring). ``flip``: each card's "joins a meld" answer is flipped with that
+    probability before ``deny`` uses it (a reader of the hand that errs that often)."""
+
+    def __init__(self, policy, deny: bool, alarm: bool, flip: float = 0.0, seed: int = 0):
+        self.model, self.deny, self.alarm, self.flip = policy.model, deny, alarm, flip
+        self.rng = np.random.default_rng(seed)
+
+    @torch.no_grad()
+    def act_state(self, state, games):
+        sub = state.select(games)
+        me = sub.current.astype(np.int64)
+        rows = np.arange(len(games))
+        mask = core.legal_action_mask(sub)
+        obs = observe(sub, me)
+        probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
+        out = probs.argmax(1)
+        d = np.flatnonzero(sub.phase == core.DISCARD)
+        if not d.size:
+            return out
+        theirs, mine = sub._hands[d, 1 - me[d]], sub._hands[d, me[d]]
+        m = mask[d]
+        if self.deny:
+            safe = m.copy()
+            joins = joins_meld(theirs)
+            if self.flip:
+                joins ^= self.rng.random(joins.shape) < self.flip
+            safe[:, A.DISCARD:A.KNOCK] &= ~joins
+            use = safe.any(1) & ~safe[np.arange(d.size), out[d]]
+            out[d[use]] = np.where(safe[use], probs[d[use]], -1.0).argmax(1)
+        if self.alarm:
+            knocks = m[:, A.KNOCK:A.DRAW_STOCK]
+            ready = (gin_cards(theirs) & ~mine).any(1)
+            after = melds.deadwood_after_discard(mine).astype(np.int64)
+            best = np.argmin(_discard_key(knocks, after), 1)
+            force = ready & knocks.any(1) & ~m[:, A.BIG_GIN]
+            out[d[force]] = A.KNOCK + best[force]
+        return out
+
+
+def sample_opponent_hands(obs, belief, worlds: int, rng):
+    """``(B * worlds, 52)`` opponent hands consistent with the observations of a player in
+    its discard turn (the opponent holds 10 cards): the cards it took and still holds,
+    plus unseen cards drawn without replacement by the belief's odds (Gumbel top-k)."""
+    unseen = np.repeat(obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5, worlds, 0)
+    known = np.repeat(obs[:, OPPONENT_TOOK_PLANE * NUM_CARDS:(OPPONENT_TOOK_PLANE + 1) * NUM_CARDS] > 0.5, worlds, 0)
+    k = 10 - known.sum(1)
+    odds = np.repeat(np.log(belief / (1 - belief)), worlds, 0)
+    score = np.where(unseen, odds + rng.gumbel(size=unseen.shape), -np.inf)
+    order = np.argsort(-score, 1, kind="stable")
+    rank = np.empty_like(order)
+    rank[np.arange(len(order))[:, None], order] = np.arange(NUM_CARDS)
+    return known | (unseen & (rank < k[:, None]))
+
+
+class BeliefDeny:
+    """The fair counterpart of ``deny``: each card's danger is the share of ``worlds``
+    opponent hands, drawn from the belief net, in which it joins a meld. If the policy's
+    discard has danger ``threshold`` or more, play the policy's most probable legal action
+    below it (a discard of lower danger, or a knock) of probability at least
+    ``min_prob``, if there is one. Acts on observations alone."""
+
+    def __init__(self, policy, threshold: float, min_prob: float = 0.0, worlds: int = 32, seed: int = 0):
+        if not policy.model.has_belief:
+            raise ValueError("BeliefDeny needs a checkpoint with a belief net (architecture: belief)")
+        self.model, self.threshold, self.min_prob, self.worlds = policy.model, threshold, min_prob, worlds
+        self.rng = np.random.default_rng(seed)
+
+    @torch.no_grad()
+    def danger(self, obs):
+        """``(B, 52)``: the share of the sampled opponent hands each card joins a meld in."""
+        belief = self.model.actor.belief(torch.as_tensor(obs)).double().numpy().clip(1e-6, 1 - 1e-6)
+        hands = sample_opponent_hands(obs, belief, self.worlds, self.rng)
+        return joins_meld(hands).reshape(len(obs), self.worlds, NUM_CARDS).mean(1)
+
+    @torch.no_grad()
+    def act(self, obs, mask):
+        probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
+        out = probs.argmax(1)
+        d = np.flatnonzero(mask[:, A.DISCARD:A.KNOCK].any(1))
+        if not d.size:
+            return out
+        danger = np.zeros((d.size, A.NUM_ACTIONS))
+        danger[:, A.DISCARD:A.KNOCK] = self.danger(obs[d])
+        rows = np.arange(d.size)
+        ok = mask[d] & (danger < self.threshold) & (probs[d] >= self.min_prob)
+        use = (danger[rows, out[d]] >= self.threshold) & ok.any(1)
+        out[d[use]] = np.where(ok[use], probs[d[use]], -1.0).argmax(1)
+        return out
+
+    def act_state(self, state, games):
+        sub = state.select(games)
+        return self.act(observe(sub, sub.current), core.legal_action_mask(sub))
+
+
+def play_matches(agent, opponent, n: int, rules: Rules, seed: int) -> float:
+    """n matches, ``agent`` (acting on the state) in seat ``i % 2``; its matches won,
+    draws counted half."""
+    state = core.init(n, rules, seed, mode="match", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    seat = (np.arange(n) % 2).astype(np.int8)
+    while not state.done.all():
+        actions = np.zeros(n, np.int64)
+        mask = core.legal_action_mask(state)
+        mine = np.flatnonzero(~state.done & (state.current == seat))
+        theirs = np.flatnonzero(~state.done & (state.current != seat))
+        if mine.size:
+            actions[mine] = agent.act_state(state, mine)
+        if theirs.size:
+            actions[theirs] = opponent.act(observe(state.select(theirs), state.current[theirs]), mask[theirs])
+        core.step(state, actions)
+    won = (state.winner == seat).sum()
+    draws = (state.winner < 0).sum()
+    return float(won + 0.5 * draws)
+
+
+def auc(score, truth) -> float:
+    """Area under the ROC curve: the chance that a random positive scores above a random
+    negative (ties count half; Mann-Whitney)."""
+    _, inverse, counts = np.unique(score, return_inverse=True, return_counts=True)
+    last = np.cumsum(counts)
+    ranks = ((last - counts + 1 + last) / 2)[inverse]  # 1-based ranks, ties averaged
+    pos = int(truth.sum())
+    return float((ranks[truth].sum() - pos * (pos + 1) / 2) / (pos * (len(truth) - pos)))
+
+
+def reader_quality(policy, opponent, n: int, rules: Rules, seed: int, worlds: int = 32):
+    """The belief's danger against the truth, at the policy's discard turns over n single
+    hands against ``opponent``: for the cards in the policy's hand, the danger
+    (``BeliefDeny.danger``) and whether the card joins a meld in the opponent's real hand;
+    and whether the policy's own discard did. Returns ``(danger, truth, fed)``."""
+    reader = BeliefDeny(policy, 1.0, worlds=worlds, seed=seed)
+    state = core.init(n, rules, seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    seat = (np.arange(n) % 2).astype(np.int64)
+    danger, truth, fed = [], [], []
+    while not state.done.all():
+        actions = np.zeros(n, np.int64)
+        mask = core.legal_action_mask(state)
+        mine = np.flatnonzero(~state.done & (state.current == seat))
+        theirs = np.flatnonzero(~state.done & (state.current != seat))
+        if mine.size:
+            obs = observe(state.select(mine), seat[mine])
+            actions[mine] = policy.act(obs, mask[mine])
+            d = np.flatnonzero(state.phase[mine] == core.DISCARD)
+            if d.size:
+                g, hand = mine[d], obs[d, :NUM_CARDS] > 0.5
+                joins = joins_meld(state._hands[g, 1 - seat[g]])
+                danger.append(reader.danger(obs[d])[hand])
+                truth.append(joins[hand])
+                a = actions[g]
+                thrown = (a >= A.DISCARD) & (a < A.KNOCK)
+                fed.append(joins[np.flatnonzero(thrown), a[thrown] - A.DISCARD])
+        if theirs.size:
+            actions[theirs] = opponent.act(observe(state.select(theirs), state.current[theirs]), mask[theirs])
+        core.step(state, actions)
+    return np.concatenate(danger), np.concatenate(truth), np.concatenate(fed)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", nargs="?", default="checkpoints/champion")
+    p.add_argument("--opponents", default="gin_hunter,knock_early")
+    p.add_argument("--matches", type=int, default=2000)
+    p.add_argument("--flips", default="0.05,0.1,0.2",
+                   help="deny with each card's answer flipped with these probabilities (a reader that errs)")
+    p.add_argument("--fair", default="0.5/0,0.3/0,0.5/0.01,0.3/0.01",
+                   help="fair denial by the belief: threshold/min_prob pairs (see BeliefDeny)")
+    p.add_argument("--reader-hands", type=int, default=0,
+                   help="instead, measure the belief's danger against the truth over this many single hands")
+    p.add_argument("--seed", type=int, default=2026)
+    args = p.parse_args(argv)
+    torch.set_num_threads(2)
+    policy = load_policy(args.checkpoint)
+    variants = {"none": (False, False, 0.0), "deny": (True, False, 0.0), "alarm": (False, True, 0.0),
+                "both": (True, True, 0.0)}
+    variants.update({f"deny, {q:.0%} wrong": (True, False, q) for q in map(float, filter(None, args.flips.split(",")))})
+    agents = {k: (lambda v=v: Oracle(policy, *v)) for k, v in variants.items()}
+    for spec in filter(None, args.fair.split(",")):
+        threshold, min_prob = map(float, spec.split("/"))
+        agents[f"belief deny {threshold:g}/{min_prob:g}"] = lambda t=threshold, m=min_prob: BeliefDeny(policy, t, m)
+    if args.reader_hands:
+        for name in args.opponents.split(","):
+            danger, truth, fed = reader_quality(policy, make_agent(name), args.reader_hands, Rules(), args.seed)
+            print(f"{args.reader_hands} hands vs {name}, seed {args.seed}: of the bot's hand cards at its discard "
+                  f"turns {truth.mean():.3f} join a meld of the opponent's; of its discards, {fed.mean():.3f}. "
+                  f"The belief's danger: AUC {auc(danger, truth):.3f}")
+            edges = [0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0001]
+            for lo, hi in zip(edges[:-1], edges[1:]):
+                sel = (danger >= lo) & (danger < hi)
+                print(f"  danger {lo:.2f}-{min(hi, 1):.2f}: {sel.mean():.3f} of the cards, "
+                      f"{truth[sel].mean() if sel.any() else float('nan'):.3f} of them join")
+        return
+    print(f"{args.matches} matches to 100 per cell, seed {args.seed}: win rate (95% interval)")
+    for name in args.opponents.split(","):
+        for label, agent in agents.items():
+            won = play_matches(agent(), make_agent(name), args.matches, Rules(), args.seed)
+            lo, hi = wilson(won, args.matches)
+            print(f"  vs {name:<12} {label:<22} {won / args.matches:.3f} ({lo:.3f}-{hi:.3f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
