@@ -38,7 +38,7 @@ from agents.evaluate import play
 from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits
 from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
-from ginenv.actions import NUM_ACTIONS
+from ginenv.actions import NUM_ACTIONS, TAKE_DISCARD
 from ginenv.observation import OBS_SIZE, observe
 from ginenv.rules import PRESETS, Rules
 
@@ -64,6 +64,9 @@ class Config:
     """Rewards are (own - opponent) points times this."""
     match_win_reward: float = 0.0
     """In match mode, +/- this to the winner / loser at the end of a match."""
+    feed_penalty: float = 0.0
+    """Shaping: points (times reward_scale) taken from a player's reward when the opponent
+    takes its discard from the pile. Only the training reward; nothing is scored."""
     total_decisions: int = 20_000_000
     """Decisions to play in all, both seats (num_envs x num_steps per update)."""
     num_envs: int = 512
@@ -119,6 +122,9 @@ class Config:
     """Share against the gin_hunter baseline."""
     opponent_random: float = 0.0
     """Share against the random baseline."""
+    init_from: str = ""
+    """Start from the network weights of this checkpoint (a run or step directory) instead
+    of fresh ones; its network (architecture, sizes, critic) must be this config's."""
     bc_teacher: str = ""
     """Warm start: a baseline whose moves the actor imitates before PPO ("" for none)."""
     bc_decisions: int = 0
@@ -160,8 +166,9 @@ class Config:
                      "snapshot_every", "pool_size", "eval_matches", "checkpoint_every", "torch_threads"):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
-        if self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0 or self.belief_coef < 0:
-            problems.append("eval_every, bc_decisions, critic_warmup_updates and belief_coef must be >= 0")
+        if (self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0 or self.belief_coef < 0
+                or self.feed_penalty < 0):
+            problems.append("eval_every, bc_decisions, critic_warmup_updates, belief_coef and feed_penalty must be >= 0")
         if self.bc_teacher and self.bc_teacher not in BASELINES:
             problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         mix = self.opponent_mix()
@@ -278,6 +285,8 @@ class Trainer:
                              match_win_reward=c.match_win_reward)
         # -------------------------------------------------------------- agent
         self.model = self._new_model()
+        if c.init_from and step_dir is None:
+            self._load_initial_weights(c.init_from)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=1e-5)
         belief = set(self.model.actor.belief_net.parameters()) if self.model.has_belief else set()
         self.clip_groups = [g for g in ([p for p in self.model.parameters() if p not in belief], list(belief)) if g]
@@ -309,6 +318,21 @@ class Trainer:
     def _new_model(self) -> ActorCritic:
         c = self.config
         return ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture).to(self.device)
+
+    def _load_initial_weights(self, path) -> None:
+        """``init_from``: the network weights of another run's checkpoint (not its optimizer,
+        counters or opponents: the run starts at update 0)."""
+        c = self.config
+        step_dir = resolve_checkpoint(path)
+        theirs = read_meta(step_dir)["network"]
+        ours = {"hidden_sizes": list(c.hidden_sizes), "activation": c.activation,
+                "privileged_critic": c.privileged_critic, "architecture": c.architecture}
+        differ = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
+        if differ:
+            raise ValueError(f"init_from {step_dir}: its network does not match this config's: "
+                             + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in differ.items()))
+        weights = load_tensors(step_dir / "policy.safetensors")
+        self.model.load_state_dict({k: v.to(self.device) for k, v in weights.items()})
 
     def _tensor(self, array) -> torch.Tensor:
         """A numpy batch as a tensor on the network's device."""
@@ -368,7 +392,10 @@ class Trainer:
             pending[L, mover[L]] = t
             self._opponents_act(np.flatnonzero(~learner), obs, mask, act)
             actions[t] = act
+            fed = np.flatnonzero((state.phase == core.DRAW) & (act == TAKE_DISCARD)) if c.feed_penalty else ()
             out = env.step(act)
+            if len(fed):  # the mover took the other seat's discard
+                out.rewards[fed, 1 - mover[fed]] -= c.feed_penalty * c.reward_scale
             self.decisions += N
             self.learner_decisions += L.size
             for seat in (0, 1):

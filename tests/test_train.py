@@ -412,3 +412,37 @@ def test_belief_actor_trains_logs_loads_and_exports(tmp_path):
     events.Reload()
     values = [e.value for e in events.Scalars("losses/belief_cross_entropy")]
     assert len(values) == 6 and all(0 < v < 1 for v in values)
+
+
+def test_feed_penalty_charges_the_discard_the_opponent_takes(tmp_path):
+    from ginenv import actions as A
+    from ginenv.observation import NUM_PLANES
+    penalty, scale = 7.0, 0.01
+    common = dict(opponent_self=1.0, opponent_snapshot=0.0, opponent_knock_early=0.0, num_envs=64, num_steps=48)
+    plain = train.Trainer(tiny_config(tmp_path / "a", **common), quiet=True).rollout()
+    fed = train.Trainer(tiny_config(tmp_path / "b", feed_penalty=penalty, **common), quiet=True).rollout()
+    assert (plain["actions"] == fed["actions"]).all()  # the penalty changes rewards only
+    assert plain["valid"].all()  # self-play: every decision is the learner's
+    draw_phase = plain["obs"][:, :, NUM_PLANES * 52 + 2] > 0.5  # phase one-hot: offer, forced draw, draw, ...
+    taken = (plain["actions"] == A.TAKE_DISCARD) & draw_phase
+    want = np.zeros_like(plain["rewards"])
+    want[:-1] = -penalty * scale * taken[1:]  # the decision before a take is the discard taken
+    np.testing.assert_allclose(fed["rewards"] - plain["rewards"], want, atol=1e-6)
+    assert taken.sum() > 10
+
+
+def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network(tmp_path):
+    first = train.Trainer(tiny_config(tmp_path / "a"), quiet=True).train(stop_after=2)
+    weights = load_file(str(first / "policy.safetensors"))
+    second = train.Trainer(tiny_config(tmp_path / "b", init_from=str(first.parent)), quiet=True)
+    assert second.update == 0
+    for k, v in second.model.state_dict().items():
+        assert (v == weights[k]).all(), k
+    fresh = train.Trainer(tiny_config(tmp_path / "c"), quiet=True)
+    assert any((v != weights[k]).any() for k, v in fresh.model.state_dict().items())
+    with pytest.raises(ValueError, match=r"init_from .*hidden_sizes is \[16, 16\] there, \[8\] here"):
+        train.Trainer(tiny_config(tmp_path / "d", init_from=str(first), hidden_sizes="[8]"), quiet=True)
+    with pytest.raises(CheckpointError):
+        train.Trainer(tiny_config(tmp_path / "e", init_from=str(tmp_path / "missing")), quiet=True)
+    with pytest.raises(ValueError, match="feed_penalty"):
+        tiny_config(tmp_path, feed_penalty=-1)
