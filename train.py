@@ -36,7 +36,7 @@ import yaml
 from agents import BASELINES, make_agent
 from agents.evaluate import play
 from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits
-from agents.policy import Policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
+from agents.policy import Policy, load_policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS, TAKE_DISCARD
 from ginenv.observation import OBS_SIZE, observe
@@ -323,16 +323,15 @@ class Trainer:
         """``init_from``: the network weights of another run's checkpoint (not its optimizer,
         counters or opponents: the run starts at update 0)."""
         c = self.config
-        step_dir = resolve_checkpoint(path)
-        theirs = read_meta(step_dir)["network"]
+        policy = load_policy(path)  # clear errors for a missing or broken checkpoint
+        theirs = policy.meta["network"]
         ours = {"hidden_sizes": list(c.hidden_sizes), "activation": c.activation,
                 "privileged_critic": c.privileged_critic, "architecture": c.architecture}
         differ = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
         if differ:
-            raise ValueError(f"init_from {step_dir}: its network does not match this config's: "
+            raise ValueError(f"init_from {path}: its network does not match this config's: "
                              + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in differ.items()))
-        weights = load_tensors(step_dir / "policy.safetensors")
-        self.model.load_state_dict({k: v.to(self.device) for k, v in weights.items()})
+        self.model.load_state_dict(policy.model.state_dict())
 
     def _tensor(self, array) -> torch.Tensor:
         """A numpy batch as a tensor on the network's device."""

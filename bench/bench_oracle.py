@@ -33,11 +33,11 @@ import torch
 
 from agents import make_agent
 from agents.baselines import _discard_key
-from agents.evaluate import wilson
+from agents.evaluate import play
+from agents.network import OPPONENT_TOOK_PLANE, UNSEEN_PLANE
 from agents.policy import load_policy
 from ginenv import actions as A
 from ginenv import core, melds
-from agents.network import OPPONENT_TOOK_PLANE, UNSEEN_PLANE
 from ginenv.cards import CARD_VALUES, NUM_CARDS
 from ginenv.observation import observe
 from ginenv.rules import Rules
@@ -158,30 +158,6 @@ class BeliefDeny:
         out[d[use]] = np.where(ok[use], probs[d[use]], -1.0).argmax(1)
         return out
 
-    def act_state(self, state, games):
-        sub = state.select(games)
-        return self.act(observe(sub, sub.current), core.legal_action_mask(sub))
-
-
-def play_matches(agent, opponent, n: int, rules: Rules, seed: int) -> float:
-    """n matches, ``agent`` (acting on the state) in seat ``i % 2``; its matches won,
-    draws counted half."""
-    state = core.init(n, rules, seed, mode="match", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
-    seat = (np.arange(n) % 2).astype(np.int8)
-    while not state.done.all():
-        actions = np.zeros(n, np.int64)
-        mask = core.legal_action_mask(state)
-        mine = np.flatnonzero(~state.done & (state.current == seat))
-        theirs = np.flatnonzero(~state.done & (state.current != seat))
-        if mine.size:
-            actions[mine] = agent.act_state(state, mine)
-        if theirs.size:
-            actions[theirs] = opponent.act(observe(state.select(theirs), state.current[theirs]), mask[theirs])
-        core.step(state, actions)
-    won = (state.winner == seat).sum()
-    draws = (state.winner < 0).sum()
-    return float(won + 0.5 * draws)
-
 
 def auc(score, truth) -> float:
     """Area under the ROC curve: the chance that a random positive scores above a random
@@ -199,29 +175,22 @@ def reader_quality(policy, opponent, n: int, rules: Rules, seed: int, worlds: in
     (``BeliefDeny.danger``) and whether the card joins a meld in the opponent's real hand;
     and whether the policy's own discard did. Returns ``(danger, truth, fed)``."""
     reader = BeliefDeny(policy, 1.0, worlds=worlds, seed=seed)
-    state = core.init(n, rules, seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
-    seat = (np.arange(n) % 2).astype(np.int64)
     danger, truth, fed = [], [], []
-    while not state.done.all():
-        actions = np.zeros(n, np.int64)
-        mask = core.legal_action_mask(state)
-        mine = np.flatnonzero(~state.done & (state.current == seat))
-        theirs = np.flatnonzero(~state.done & (state.current != seat))
-        if mine.size:
-            obs = observe(state.select(mine), seat[mine])
-            actions[mine] = policy.act(obs, mask[mine])
-            d = np.flatnonzero(state.phase[mine] == core.DISCARD)
-            if d.size:
-                g, hand = mine[d], obs[d, :NUM_CARDS] > 0.5
-                joins = joins_meld(state._hands[g, 1 - seat[g]])
-                danger.append(reader.danger(obs[d])[hand])
-                truth.append(joins[hand])
-                a = actions[g]
-                thrown = (a >= A.DISCARD) & (a < A.KNOCK)
-                fed.append(joins[np.flatnonzero(thrown), a[thrown] - A.DISCARD])
-        if theirs.size:
-            actions[theirs] = opponent.act(observe(state.select(theirs), state.current[theirs]), mask[theirs])
-        core.step(state, actions)
+
+    def watch(state, games, actions):
+        d = np.flatnonzero(state.phase[games] == core.DISCARD)
+        if not d.size:
+            return
+        g, a = games[d], actions[d]
+        obs = observe(state.select(g), state.current[g])
+        hand = obs[:, :NUM_CARDS] > 0.5
+        joins = joins_meld(state._hands[g, 1 - state.current[g]])
+        danger.append(reader.danger(obs)[hand])
+        truth.append(joins[hand])
+        thrown = (a >= A.DISCARD) & (a < A.KNOCK)
+        fed.append(joins[np.flatnonzero(thrown), a[thrown] - A.DISCARD])
+
+    play(policy, opponent, n, rules, seed, mode="hand", watch=watch)
     return np.concatenate(danger), np.concatenate(truth), np.concatenate(fed)
 
 
@@ -262,9 +231,9 @@ def main(argv=None):
     print(f"{args.matches} matches to 100 per cell, seed {args.seed}: win rate (95% interval)")
     for name in args.opponents.split(","):
         for label, agent in agents.items():
-            won = play_matches(agent(), make_agent(name), args.matches, Rules(), args.seed)
-            lo, hi = wilson(won, args.matches)
-            print(f"  vs {name:<12} {label:<22} {won / args.matches:.3f} ({lo:.3f}-{hi:.3f})", flush=True)
+            r = play(agent(), make_agent(name), args.matches, Rules(), args.seed)
+            lo, hi = r["win_rate_a_ci95"]
+            print(f"  vs {name:<12} {label:<22} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from agents import make_agent
+from agents.evaluate import play
 from agents.policy import load_policy
 from ginenv import core
 from ginenv.observation import observe
@@ -164,26 +165,21 @@ class CriticSearch(RolloutSearch):
         return out.reshape(w, k)
 
 
-def play_hands(agent, opponent, n: int, rules: Rules, seed: int) -> np.ndarray:
-    """n single hands, ``agent`` in seat ``i % 2`` of hand i: its points minus the opponent's.
-    ``agent`` may act on the state (``act_state``) or on observations (``act``)."""
-    state = core.init(n, rules, seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
-    seat = (np.arange(n) % 2).astype(np.int8)
-    while not state.done.all():
-        actions = np.zeros(n, np.int64)
-        mine = np.flatnonzero(~state.done & (state.current == seat))
-        theirs = np.flatnonzero(~state.done & (state.current != seat))
-        mask = core.legal_action_mask(state)
-        if mine.size:
-            if hasattr(agent, "act_state"):
-                actions[mine] = agent.act_state(state, mine)
-            else:
-                actions[mine] = agent.act(observe(state.select(mine), state.current[mine]), mask[mine])
-        if theirs.size:
-            actions[theirs] = opponent.act(observe(state.select(theirs), state.current[theirs]), mask[theirs])
-        core.step(state, actions)
-    rows = np.arange(n)
-    return (state.final_scores[rows, seat] - state.final_scores[rows, 1 - seat]).astype(np.float64)
+def play_hands(agent, opponent, n: int, rules: Rules, seed: int, watch=None) -> np.ndarray:
+    """n single hands (``agents.evaluate.play``: ``agent`` in seat ``i % 2`` of hand i,
+    acting on the state or on observations): per hand, its points minus the opponent's.
+    ``watch`` sees ``agent``'s moves as in ``play``."""
+    seen = {}
+
+    def keep(state, games, actions):
+        seen["state"] = state  # the games' state, stepped in place to their end
+        if watch is not None:
+            watch(state, games, actions)
+
+    play(agent, opponent, n, rules, seed, mode="hand", watch=keep)
+    s, rows = seen["state"], np.arange(n)
+    seat = rows % 2
+    return (s.final_scores[rows, seat] - s.final_scores[rows, 1 - seat]).astype(np.float64)
 
 
 @torch.no_grad()
@@ -194,24 +190,15 @@ def critic_fit(policy, opponent, n: int, rules: Rules, seed: int):
     mean value, the mean outcome and the explained variance 1 - Var(outcome - value) /
     Var(outcome)."""
     model, scale = policy.model, float(policy.meta["config"]["reward_scale"])
-    state = core.init(n, rules, seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
-    seat = (np.arange(n) % 2).astype(np.int64)
     games, values = [], []
-    while not state.done.all():
-        actions = np.zeros(n, np.int64)
-        mask = core.legal_action_mask(state)
-        for who, agent in ((state.current == seat, policy), (state.current != seat, opponent)):
-            idx = np.flatnonzero(~state.done & who)
-            if idx.size:
-                obs = observe(state.select(idx), state.current[idx])
-                actions[idx] = agent.act(obs, mask[idx])
-                if agent is policy:
-                    hidden = torch.as_tensor(state._hands[idx, 1 - seat[idx]], dtype=torch.float32)
-                    games.append(idx)
-                    values.append(model.get_value(torch.as_tensor(obs), hidden).double().numpy() / scale)
-        core.step(state, actions)
-    rows = np.arange(n)
-    net = (state.final_scores[rows, seat] - state.final_scores[rows, 1 - seat]).astype(np.float64)
+
+    def watch(state, idx, actions):
+        me = state.current[idx].astype(np.int64)
+        hidden = torch.as_tensor(state._hands[idx, 1 - me], dtype=torch.float32)
+        games.append(idx)
+        values.append(model.get_value(torch.as_tensor(observe(state.select(idx), me)), hidden).double().numpy() / scale)
+
+    net = play_hands(policy, opponent, n, rules, seed, watch=watch)
     v, y = np.concatenate(values), net[np.concatenate(games)]
     return v.mean(), y.mean(), 1 - np.var(y - v) / np.var(y)
 

@@ -136,6 +136,16 @@ def reference_rollout_value(world, candidate, model, opponent=None):
     return float(g.final_scores[0, me] - g.final_scores[0, 1 - me])
 
 
+def random_play(games, seed, steps, rng):
+    """``games`` single hands dealt with ``seed``, ``steps`` random legal moves in."""
+    from ginenv import core
+    state = core.init(games, "standard", seed=seed, mode="hand")
+    for _ in range(steps):
+        mask = core.legal_action_mask(state)
+        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    return state
+
+
 @pytest.mark.parametrize("opponent", [None, "knock_early"])
 def test_search_values_match_single_game_rollouts(opponent):
     from agents.policy import load_policy
@@ -144,10 +154,7 @@ def test_search_values_match_single_game_rollouts(opponent):
     opp = make_agent(opponent) if opponent else None
     search = bench_search.RolloutSearch(policy, worlds=3, top_k=3, seed=4, opponent_model=opp)
     rng = np.random.default_rng(2)
-    state = core.init(40, "standard", seed=8, mode="hand")
-    for _ in range(rng.integers(8, 14)):  # into the hand, some games in a discard turn
-        mask = core.legal_action_mask(state)
-        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    state = random_play(40, 8, rng.integers(8, 14), rng)  # into the hand, some games in a discard turn
     d = np.flatnonzero(state.phase == core.DISCARD)[:8]
     assert d.size >= 4
     worlds = core.resample_hidden(state.select(d), state.current[d], rng)
@@ -193,10 +200,7 @@ def test_critic_search_values_match_single_game_lookahead(opponent):
     opp = make_agent(opponent) if opponent else None
     search = bench_search.CriticSearch(policy, worlds=3, top_k=3, seed=4, opponent_model=opp)
     rng = np.random.default_rng(3)
-    state = core.init(60, "standard", seed=9, mode="hand")
-    for _ in range(rng.integers(10, 16)):
-        mask = core.legal_action_mask(state)
-        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    state = random_play(60, 9, rng.integers(10, 16), rng)
     d = np.flatnonzero(state.phase == core.DISCARD)[:10]
     assert d.size >= 4
     worlds = search.sample_worlds(state.select(d), state.current[d].astype(np.int64))
@@ -268,11 +272,7 @@ def test_search_leaves_a_sure_policy_alone_and_otherwise_searches():
     from ginenv import core
     from ginenv.observation import observe
     policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
-    state = core.init(64, "standard", seed=6, mode="hand")
-    rng = np.random.default_rng(1)
-    for _ in range(11):
-        mask = core.legal_action_mask(state)
-        core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+    state = random_play(64, 6, 11, np.random.default_rng(1))
     games = np.flatnonzero(state.phase == core.DISCARD)
     greedy = policy.act(observe(state.select(games), state.current[games]), core.legal_action_mask(state)[games])
     sure = bench_search.RolloutSearch(policy, worlds=2, top_k=4, min_prob=2.0)  # no action is that likely
@@ -438,3 +438,28 @@ def test_reader_danger_ranks_the_cards_that_feed_gin_hunter_above_chance():
     assert len(danger) == len(truth) and len(danger) % 11 == 0 and 0 < len(fed) <= len(danger) // 11
     assert ((danger >= 0) & (danger <= 1)).all() and 0.05 < truth.mean() < 0.4
     assert bench_oracle.auc(danger, truth) > 0.7  # about 0.8 on many hands; 0.5 is chance
+
+
+def test_play_takes_agents_that_read_the_state_and_shows_their_moves_to_watch():
+    from agents.evaluate import play
+    from ginenv import core
+    from ginenv.observation import observe
+    from ginenv.rules import Rules
+    ke = make_agent("knock_early")
+
+    class ViaState:  # knock_early, reached through the engine state
+        def act_state(self, state, games):
+            sub = state.select(games)
+            return ke.act(observe(sub, sub.current), core.legal_action_mask(sub))
+
+    seen = []
+
+    def watch(state, games, actions):
+        assert (state.current[games] == games % 2).all() and not state.done[games].any()  # a's seat, live
+        assert (core.legal_action_mask(state)[games, actions]).all()
+        seen.append(len(games))
+
+    got = play(ViaState(), make_agent("gin_hunter"), 30, Rules(), seed=4, mode="hand", watch=watch)
+    want = play(ke, make_agent("gin_hunter"), 30, Rules(), seed=4, mode="hand")
+    assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}
+    assert sum(seen) > 30 * 5
