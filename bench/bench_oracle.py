@@ -150,13 +150,22 @@ class BeliefDeny:
         d = np.flatnonzero(mask[:, A.DISCARD:A.KNOCK].any(1))
         if not d.size:
             return out
-        danger = np.zeros((d.size, A.NUM_ACTIONS))
-        danger[:, A.DISCARD:A.KNOCK] = self.danger(obs[d])
-        rows = np.arange(d.size)
-        ok = mask[d] & (danger < self.threshold) & (probs[d] >= self.min_prob)
-        use = (danger[rows, out[d]] >= self.threshold) & ok.any(1)
-        out[d[use]] = np.where(ok[use], probs[d[use]], -1.0).argmax(1)
+        out[d] = swap_dangerous(out[d], probs[d], mask[d], self.danger(obs[d]), self.threshold, self.min_prob)
         return out
+
+
+def swap_dangerous(out, probs, mask, card_danger, threshold: float, min_prob: float):
+    """The denial rule of ``BeliefDeny``: where the chosen action ``out`` discards a card
+    of danger ``threshold`` or more (``card_danger``: ``(B, 52)``), the most probable
+    legal action below it (a safer discard, or a knock) of probability at least
+    ``min_prob``, if any; the other choices unchanged."""
+    danger = np.zeros((len(out), A.NUM_ACTIONS))
+    danger[:, A.DISCARD:A.KNOCK] = card_danger
+    ok = mask & (danger < threshold) & (probs >= min_prob)
+    use = (danger[np.arange(len(out)), out] >= threshold) & ok.any(1)
+    out = out.copy()
+    out[use] = np.where(ok[use], probs[use], -1.0).argmax(1)
+    return out
 
 
 def auc(score, truth) -> float:
@@ -167,6 +176,15 @@ def auc(score, truth) -> float:
     ranks = ((last - counts + 1 + last) / 2)[inverse]  # 1-based ranks, ties averaged
     pos = int(truth.sum())
     return float((ranks[truth].sum() - pos * (pos + 1) / 2) / (pos * (len(truth) - pos)))
+
+
+def print_calibration(danger, truth):
+    """For bands of danger: the share of the cards in the band, and of those that join."""
+    edges = [0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0001]
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (danger >= lo) & (danger < hi)
+        print(f"  danger {lo:.2f}-{min(hi, 1):.2f}: {sel.mean():.3f} of the cards, "
+              f"{truth[sel].mean() if sel.any() else float('nan'):.3f} of them join")
 
 
 def reader_quality(policy, opponent, n: int, rules: Rules, seed: int, worlds: int = 32):
@@ -222,11 +240,7 @@ def main(argv=None):
             print(f"{args.reader_hands} hands vs {name}, seed {args.seed}: of the bot's hand cards at its discard "
                   f"turns {truth.mean():.3f} join a meld of the opponent's; of its discards, {fed.mean():.3f}. "
                   f"The belief's danger: AUC {auc(danger, truth):.3f}")
-            edges = [0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0001]
-            for lo, hi in zip(edges[:-1], edges[1:]):
-                sel = (danger >= lo) & (danger < hi)
-                print(f"  danger {lo:.2f}-{min(hi, 1):.2f}: {sel.mean():.3f} of the cards, "
-                      f"{truth[sel].mean() if sel.any() else float('nan'):.3f} of them join")
+            print_calibration(danger, truth)
         return
     print(f"{args.matches} matches to 100 per cell, seed {args.seed}: win rate (95% interval)")
     for name in args.opponents.split(","):

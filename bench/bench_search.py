@@ -165,10 +165,10 @@ class CriticSearch(RolloutSearch):
         return out.reshape(w, k)
 
 
-def play_hands(agent, opponent, n: int, rules: Rules, seed: int, watch=None) -> np.ndarray:
+def play_hands(agent, opponent, n: int, rules: Rules, seed: int, watch=None, watch_b=None) -> np.ndarray:
     """n single hands (``agents.evaluate.play``: ``agent`` in seat ``i % 2`` of hand i,
     acting on the state or on observations): per hand, its points minus the opponent's.
-    ``watch`` sees ``agent``'s moves as in ``play``."""
+    ``watch`` and ``watch_b`` see ``agent``'s and the opponent's moves as in ``play``."""
     seen = {}
 
     def keep(state, games, actions):
@@ -176,7 +176,7 @@ def play_hands(agent, opponent, n: int, rules: Rules, seed: int, watch=None) -> 
         if watch is not None:
             watch(state, games, actions)
 
-    play(agent, opponent, n, rules, seed, mode="hand", watch=keep)
+    play(agent, opponent, n, rules, seed, mode="hand", watch=keep, watch_b=watch_b)
     s, rows = seen["state"], np.arange(n)
     seat = rows % 2
     return (s.final_scores[rows, seat] - s.final_scores[rows, 1 - seat]).astype(np.float64)

@@ -1,6 +1,6 @@
 """The rules that the bench scripts wrap around agents (``bench/bench_denial.py``,
 ``bench/bench_probes.py``, ``bench/bench_search.py``, ``bench/bench_belief.py``,
-``bench/bench_oracle.py``), each
+``bench/bench_oracle.py``, ``bench/bench_model_reader.py``), each
 against a per-game loop over the engine's own state."""
 
 import importlib.util
@@ -26,6 +26,7 @@ bench_denial, bench_probes = load_bench("bench_denial"), load_bench("bench_probe
 bench_search = load_bench("bench_search")
 bench_belief = load_bench("bench_belief")
 bench_oracle = load_bench("bench_oracle")
+bench_model_reader = load_bench("bench_model_reader")
 
 
 def reference_danger(opp_taken):
@@ -452,14 +453,151 @@ def test_play_takes_agents_that_read_the_state_and_shows_their_moves_to_watch():
             sub = state.select(games)
             return ke.act(observe(sub, sub.current), core.legal_action_mask(sub))
 
-    seen = []
+    seen = {0: [], 1: []}
 
-    def watch(state, games, actions):
-        assert (state.current[games] == games % 2).all() and not state.done[games].any()  # a's seat, live
-        assert (core.legal_action_mask(state)[games, actions]).all()
-        seen.append(len(games))
+    def watcher(seat):
+        def watch(state, games, actions):  # agent a sits at game % 2, agent b at the other seat
+            assert (state.current[games] == (games + seat) % 2).all() and not state.done[games].any()
+            assert (core.legal_action_mask(state)[games, actions]).all()
+            seen[seat].append(len(games))
+        return watch
 
-    got = play(ViaState(), make_agent("gin_hunter"), 30, Rules(), seed=4, mode="hand", watch=watch)
+    got = play(ViaState(), make_agent("gin_hunter"), 30, Rules(), seed=4, mode="hand", watch=watcher(0),
+               watch_b=watcher(1))
     want = play(ke, make_agent("gin_hunter"), 30, Rules(), seed=4, mode="hand")
     assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}
-    assert sum(seen) > 30 * 5
+    assert sum(seen[0]) > 30 * 5 and sum(seen[1]) > 30 * 5
+
+
+def drive(n, seed, steps, on_state=None):
+    """n single hands of the shipped policy against gin_hunter (policy at seat game % 2);
+    ``on_state(state, live)`` before every step."""
+    from agents.policy import load_policy
+    from ginenv import core
+    from ginenv.observation import observe
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    gh = make_agent("gin_hunter")
+    state = core.init(n, "standard", seed=seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    for _ in range(steps):
+        live = np.flatnonzero(~state.done)
+        if not live.size:
+            break
+        if on_state is not None:
+            on_state(state, live)
+        obs, mask = observe(state.select(live), state.current[live]), core.legal_action_mask(state)[live]
+        bot = state.current[live] == live % 2
+        actions = np.zeros(n, np.int64)
+        actions[live] = np.where(bot, policy.act(obs, mask), gh.act(obs, mask))
+        core.step(state, actions)
+    return policy
+
+
+def test_model_observations_give_gin_hunter_its_own_moves_and_the_engines_mask():
+    from ginenv import core
+    from ginenv.observation import observe
+    gh = make_agent("gin_hunter")
+    checked = {p: 0 for p in range(4)}
+
+    def check(state, live):
+        g = live[state.current[live] != live % 2]  # gin_hunter to move
+        if not g.size:
+            return
+        o = state.current[g].astype(np.int64)
+        top = np.where(state.pile_size[g] > 0, state.pile[g, np.maximum(state.pile_size[g].astype(np.int64) - 1, 0)], -1)
+        obs, mask = bench_model_reader.model_observations(
+            state._hands[g, o], state.phase[g].astype(np.int64), top.astype(np.int64),
+            state.stock_size[g].astype(np.int64), state.knock_limit[g].astype(np.int64),
+            state.taken[g].astype(np.int64), state.rules.big_gin)
+        real = core.legal_action_mask(state)[g]
+        assert (mask == real).all()
+        assert (gh.act(obs, mask) == gh.act(observe(state.select(g), o), real)).all()
+        for p in range(4):
+            checked[p] += int((state.phase[g] == p).sum())
+
+    drive(200, seed=8, steps=400, on_state=check)
+    assert min(checked.values()) > 0 and sum(checked.values()) > 2000
+
+
+def test_exact_reader_never_breaks_the_real_deal_and_its_consistent_chains_keep_to_what_is_public():
+    from agents.evaluate import play
+    from ginenv import core
+    from ginenv.rules import Rules
+    from agents.policy import load_policy
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    n = 16
+    reader = bench_model_reader.ExactReader(n, chains=8, sweeps=2, seed=1, track_truth=True)
+    plain = bench_model_reader.ReaderDeny(policy, reader, threshold=2.0)  # never swaps: the policy's own play
+    zero, checked = [], []
+
+    def watch(state, games, actions):
+        reader.watch_bot(state, games, actions)
+        d = games[(state.phase[games] == core.DISCARD) & (reader.hand_no[games] == state.hand_no[games])]
+        if not d.size:
+            return
+        me = state.current[d].astype(np.int64)
+        theirs = state._hands[d, 1 - me]
+        energy, hands = reader.replay(d, reader.slots[d])
+        assert (energy[:, 0] == 0).all() and (hands[:, 0] == theirs).all()  # the real deal and draws
+        ok = energy == 0
+        held = state.took[d, 1 - me] & theirs
+        assert (hands.sum(2)[ok] == np.broadcast_to(theirs.sum(1)[:, None], ok.shape)[ok]).all()
+        assert (hands >= held[:, None]).all(2)[ok].all()
+        assert not (hands & (state._hands[d, me] | state.pile_mask[d])[:, None]).any(2)[ok].any()
+        zero.append(ok[:, 1:].mean())
+        checked.append(d.size)
+
+    got = play(plain, make_agent("gin_hunter"), n, Rules(), seed=6, mode="hand", watch=watch,
+               watch_b=reader.watch_opponent)
+    want = play(policy, make_agent("gin_hunter"), n, Rules(), seed=6, mode="hand")
+    assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}
+    assert sum(checked) > 60 and np.mean(zero) > 0.3  # the other chains mostly find consistent deals too
+
+
+def test_last_move_reader_accepts_the_real_hand_and_rejects_some_others():
+    from agents.evaluate import play
+    from ginenv import core
+    from ginenv.rules import Rules
+    from agents.policy import load_policy
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    n = 60
+    reader = bench_model_reader.LastMoveReader(policy, n, worlds=16, seed=2)
+    rng = np.random.default_rng(3)
+    share = []
+
+    def watch(state, games, actions):
+        d = games[state.phase[games] == core.DISCARD]
+        if not d.size:
+            return
+        me = state.current[d].astype(np.int64)
+        theirs = state._hands[d, 1 - me]
+        assert reader.consistent(state, d, theirs).all()
+        # Other hands of the same size, the cards it took and holds kept, the rest at random.
+        held = state.took[d, 1 - me] & theirs
+        pool = ~(state._hands[d, me] | state.pile_mask[d] | held)
+        other = held | bench_model_reader.pick_uniform(pool, theirs.sum(1) - held.sum(1), rng)
+        share.append(reader.consistent(state, d, other).mean())
+
+    play(policy, make_agent("gin_hunter"), n, Rules(), seed=6, mode="hand", watch=watch,
+         watch_b=reader.watch_opponent)
+    assert len(share) > 20 and 0.05 < np.mean(share) < 0.9
+
+
+def test_weighted_danger_is_the_weighted_share_of_hands_a_card_joins():
+    rng = np.random.default_rng(4)
+    g, n = 5, 7
+    hands = np.zeros((g, n, NUM_CARDS), bool)
+    mine = np.zeros((g, NUM_CARDS), bool)
+    for i in range(g):
+        cards = rng.permutation(NUM_CARDS)
+        mine[i, cards[:11]] = True
+        for j in range(n):
+            hands[i, j, rng.choice(cards[11:], 10, replace=False)] = True
+    weights = rng.random((g, n)) * (rng.random((g, n)) < 0.7)
+    weights[0] = 0  # no weight at all: every hand counts the same
+    got = bench_model_reader.weighted_danger(hands, mine, weights)
+    joins = bench_oracle.joins_meld(hands.reshape(-1, NUM_CARDS)).reshape(g, n, NUM_CARDS)
+    for i in range(g):
+        w = weights[i] if weights[i].sum() else np.ones(n)
+        for c in range(NUM_CARDS):
+            want = (w * joins[i, :, c]).sum() / w.sum() if mine[i, c] else 0.0
+            assert got[i, c] == pytest.approx(want)
