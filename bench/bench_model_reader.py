@@ -50,11 +50,10 @@ bench_oracle, bench_search = _bench("bench_oracle"), _bench("bench_search")
 _VALUES = CARD_VALUES.astype(np.int64)
 
 
-def pick_uniform(pool, k, rng):
-    """``(M, 52)`` bool: ``k[i]`` cards of ``pool[i]`` drawn uniformly without replacement."""
-    keys = np.where(pool, rng.random(pool.shape), np.inf)
-    rank = np.argsort(np.argsort(keys, 1, kind="stable"), 1, kind="stable")
-    return pool & (rank < np.asarray(k)[:, None])
+def top_card(state, games):
+    """``(len(games),)``: the face-up card of the discard pile, -1 if it is empty."""
+    size = state.pile_size[games].astype(np.int64)
+    return np.where(size > 0, state.pile[games, np.maximum(size - 1, 0)], -1).astype(np.int64)
 
 
 def model_observations(hands, phase, top, stock_size, knock_limit, taken, big_gin_rule):
@@ -138,7 +137,7 @@ class ExactReader:
         self.slots = np.zeros((n_games, chains, self.MAX_SLOTS), np.int64)
         self.n_slots = np.zeros(n_games, np.int64)
         self.energy = np.zeros((n_games, chains), np.int64)
-        self.proposed = 0
+        self.needed = np.zeros((n_games, NUM_CARDS), bool)  # cards it threw and had not taken from the pile
 
     def _sync(self, state, games, bot):
         new = state.hand_no[games] != self.hand_no[games]
@@ -147,9 +146,9 @@ class ExactReader:
         g = games[new]
         self.hand_no[g], self.big_gin = state.hand_no[g], state.rules.big_gin
         self.seen[g] = state._hands[g, bot[new]] | state.pile_mask[g]  # at its first move: dealt hand, upcard
-        self.n_events[g], self.n_slots[g] = 0, 10
+        self.n_events[g], self.n_slots[g], self.needed[g] = 0, 10, False
         pool = np.repeat(~self.seen[g], self.c, 0)
-        dealt = pick_uniform(pool, np.full(len(pool), 10), self.rng)
+        dealt = bench_oracle.pick_cards(pool, np.full(len(pool), 10), self.rng)
         self.slots[g, :, :10] = np.nonzero(dealt)[1].reshape(g.size, self.c, 10)
         if self.track_truth:
             self.slots[g, 0, :10] = np.nonzero(state._hands[g, 1 - bot[new]])[1].reshape(g.size, 10)
@@ -178,11 +177,12 @@ class ExactReader:
         gi, ci = np.indices(slots.shape[:2])
         if replace:
             pool = (~self.seen[games][:, None] & ~used_cards(slots, live)).reshape(-1, NUM_CARDS)
-            other = pick_uniform(pool, np.ones(len(pool), np.int64), self.rng).argmax(1).reshape(slots.shape[:2])
+            other = bench_oracle.pick_cards(pool, np.ones(len(pool), np.int64), self.rng).argmax(1)
+            other = other.reshape(slots.shape[:2])
             self.slots[games] = np.where(at, other[..., None], slots)
         else:
             lack = ~at.any(2)
-            free = live & ~self._needed(games)[gi[..., None], slots]
+            free = live & ~self.needed[games][gi[..., None], slots]
             pick = np.where(free, self.rng.random(slots.shape), -1.0).argmax(2)
             ok = lack & free.any(2)
             slots[gi[ok], ci[ok], pick[ok]] = card[gi[ok]]
@@ -194,12 +194,12 @@ class ExactReader:
         g = games
         if (self.n_events[g] >= self.MAX_EVENTS).any() or (self.n_slots[g] >= self.MAX_SLOTS).any():
             raise RuntimeError("ExactReader: a hand longer than its event log")
-        size = state.pile_size[g].astype(np.int64)
-        top = np.where(size > 0, state.pile[g, np.maximum(size - 1, 0)], -1)
+        top = top_card(state, g)
         out = np.flatnonzero(actions < A.DRAW_STOCK)
         thrown = A.card_of(actions[out])
         mine = ~state.took[g[out], opp[out], thrown]  # not a card it took from the pile
         self._put(g[out[mine]], thrown[mine], replace=False)
+        self.needed[g[out[mine]], thrown[mine]] = True
         self.events[g, self.n_events[g]] = np.stack(
             [state.phase[g], top, actions, state.stock_size[g], state.knock_limit[g], state.taken[g]], 1)
         self.n_events[g] += 1
@@ -208,7 +208,8 @@ class ExactReader:
             gs = g[s]
             live = np.arange(self.MAX_SLOTS)[None, None] < self.n_slots[gs][:, None, None]
             pool = (~self.seen[gs][:, None] & ~used_cards(self.slots[gs], live)).reshape(-1, NUM_CARDS)
-            card = pick_uniform(pool, np.ones(len(pool), np.int64), self.rng).argmax(1).reshape(s.size, self.c)
+            card = bench_oracle.pick_cards(pool, np.ones(len(pool), np.int64), self.rng).argmax(1)
+            card = card.reshape(s.size, self.c)
             self.slots[gs, :, self.n_slots[gs]] = card
             if self.track_truth:
                 self.slots[gs, 0, self.n_slots[gs]] = state._deck[gs, state.stock_pos[gs]]
@@ -250,20 +251,6 @@ class ExactReader:
             hand[on[out], A.card_of(action[out])] = False
         return energy, hand
 
-    def _needed(self, games):
-        """``(G, 52)``: cards gin_hunter threw this hand that it had not taken from the
-        pile (so dealt to it or drawn from the stock)."""
-        ev = self.events[games]
-        thrown = np.zeros((len(games), NUM_CARDS), bool)
-        took = np.zeros((len(games), NUM_CARDS), bool)
-        gi, j = np.nonzero(np.arange(self.MAX_EVENTS)[None] < self.n_events[games][:, None])
-        a, top = ev[gi, j, 2], ev[gi, j, 1]
-        out = a < A.DRAW_STOCK
-        thrown[gi[out], A.card_of(a[out])] = True
-        tk = a == A.TAKE_DISCARD
-        took[gi[tk], top[tk]] = True
-        return thrown & ~took
-
     def _gibbs(self, games, slots, energy, swap: bool):
         """One heat-bath move per chain. A random slot of a card the opponent did not
         throw is offered every unused unseen card (or, with ``swap``, a random slot is
@@ -277,7 +264,7 @@ class ExactReader:
         if swap:
             where = np.broadcast_to(live, slots.shape)
         else:
-            where = live & ~self._needed(games)[gi[..., None], slots]
+            where = live & ~self.needed[games][gi[..., None], slots]
         s1 = np.where(where, self.rng.random(slots.shape), -1.0).argmax(2)
         movable = where.any(2)
         if self.track_truth:
@@ -309,7 +296,6 @@ class ExactReader:
         slots = slots.copy()
         slots[ok] = new[row[ok]]
         energy = np.where(ok, best, energy)
-        self.proposed += int(ok.sum())
         return slots, energy
 
     def _rejuvenate(self, games):
@@ -387,7 +373,7 @@ class LastMoveReader:
         self.hand_no[g], self.discard[g], self.offer_pass[g] = state.hand_no[g], -1, False
         draw = np.isin(state.phase[games], (core.OFFER, core.DRAW))
         g, a = games[draw], actions[draw]
-        self.top[g] = state.pile[g, state.pile_size[g].astype(np.int64) - 1]
+        self.top[g] = top_card(state, g)
         self.took[g] = a == A.TAKE_DISCARD
         self.offer_pass[g] = a == A.PASS
         out = actions < A.DRAW_STOCK
@@ -471,15 +457,9 @@ class ReaderDeny:
         danger = self.reader.danger(state, games[d])
         out[d] = bench_oracle.swap_dangerous(out[d], probs[d], mask[d], danger, self.threshold, self.min_prob)
         if self.record:
-            me = sub.current[d].astype(np.int64)
-            hand = sub._hands[d, me]
-            joins = bench_oracle.joins_meld(sub._hands[d, 1 - me])
-            self.log["danger"].append(danger[hand])
+            bench_oracle.record_reading(self.log, state, games[d], danger, out[d])
             if self.belief is not None:
-                self.log["belief"].append(self.belief.danger(obs[d])[hand])
-            self.log["truth"].append(joins[hand])
-            thrown = np.flatnonzero(out[d] < A.DRAW_STOCK)
-            self.log["fed"].append(joins[thrown, A.card_of(out[d][thrown])])
+                self.log["belief"].append(self.belief.danger(obs[d])[sub._hands[d, sub.current[d]]])
         return out
 
 

@@ -80,7 +80,6 @@ class Oracle:
     def act_state(self, state, games):
         sub = state.select(games)
         me = sub.current.astype(np.int64)
-        rows = np.arange(len(games))
         mask = core.legal_action_mask(sub)
         obs = observe(sub, me)
         probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
@@ -91,13 +90,10 @@ class Oracle:
         theirs, mine = sub._hands[d, 1 - me[d]], sub._hands[d, me[d]]
         m = mask[d]
         if self.deny:
-            safe = m.copy()
             joins = joins_meld(theirs)
             if self.flip:
                 joins ^= self.rng.random(joins.shape) < self.flip
-            safe[:, A.DISCARD:A.KNOCK] &= ~joins
-            use = safe.any(1) & ~safe[np.arange(d.size), out[d]]
-            out[d[use]] = np.where(safe[use], probs[d[use]], -1.0).argmax(1)
+            out[d] = swap_dangerous(out[d], probs[d], m, joins.astype(float), 0.5, 0.0)
         if self.alarm:
             knocks = m[:, A.KNOCK:A.DRAW_STOCK]
             ready = (gin_cards(theirs) & ~mine).any(1)
@@ -108,19 +104,25 @@ class Oracle:
         return out
 
 
+def pick_cards(pool, k, rng, log_odds=None):
+    """``(M, 52)`` bool: ``k[i]`` cards of ``pool[i]`` drawn without replacement,
+    uniformly or, given ``log_odds`` ``(M, 52)``, with weights ``exp(log_odds)``
+    (successive sampling by Gumbel top-k keys)."""
+    score = rng.gumbel(size=pool.shape) if log_odds is None else log_odds + rng.gumbel(size=pool.shape)
+    order = np.argsort(np.where(pool, -score, np.inf), 1, kind="stable")
+    rank = np.empty_like(order)
+    rank[np.arange(len(order))[:, None], order] = np.arange(NUM_CARDS)
+    return pool & (rank < np.asarray(k)[:, None])
+
+
 def sample_opponent_hands(obs, belief, worlds: int, rng):
     """``(B * worlds, 52)`` opponent hands consistent with the observations of a player in
     its discard turn (the opponent holds 10 cards): the cards it took and still holds,
     plus unseen cards drawn without replacement by the belief's odds (Gumbel top-k)."""
     unseen = np.repeat(obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5, worlds, 0)
     known = np.repeat(obs[:, OPPONENT_TOOK_PLANE * NUM_CARDS:(OPPONENT_TOOK_PLANE + 1) * NUM_CARDS] > 0.5, worlds, 0)
-    k = 10 - known.sum(1)
     odds = np.repeat(np.log(belief / (1 - belief)), worlds, 0)
-    score = np.where(unseen, odds + rng.gumbel(size=unseen.shape), -np.inf)
-    order = np.argsort(-score, 1, kind="stable")
-    rank = np.empty_like(order)
-    rank[np.arange(len(order))[:, None], order] = np.arange(NUM_CARDS)
-    return known | (unseen & (rank < k[:, None]))
+    return known | pick_cards(unseen, 10 - known.sum(1), rng, odds)
 
 
 class BeliefDeny:
@@ -187,29 +189,36 @@ def print_calibration(danger, truth):
               f"{truth[sel].mean() if sel.any() else float('nan'):.3f} of them join")
 
 
+def record_reading(log, state, games, danger, actions):
+    """Append to ``log`` (lists ``danger``, ``truth``, ``fed``), for the player to move in
+    its discard turn in ``games``: each held card's ``danger`` (``(len(games), 52)``) and
+    whether it joins a meld in the opponent's real hand, and whether its action, if a
+    discard, did."""
+    me = state.current[games].astype(np.int64)
+    hand = state._hands[games, me]
+    joins = joins_meld(state._hands[games, 1 - me])
+    log["danger"].append(danger[hand])
+    log["truth"].append(joins[hand])
+    thrown = np.flatnonzero((actions >= A.DISCARD) & (actions < A.KNOCK))
+    log["fed"].append(joins[thrown, actions[thrown] - A.DISCARD])
+
+
 def reader_quality(policy, opponent, n: int, rules: Rules, seed: int, worlds: int = 32):
     """The belief's danger against the truth, at the policy's discard turns over n single
     hands against ``opponent``: for the cards in the policy's hand, the danger
     (``BeliefDeny.danger``) and whether the card joins a meld in the opponent's real hand;
     and whether the policy's own discard did. Returns ``(danger, truth, fed)``."""
     reader = BeliefDeny(policy, 1.0, worlds=worlds, seed=seed)
-    danger, truth, fed = [], [], []
+    log = {"danger": [], "truth": [], "fed": []}
 
     def watch(state, games, actions):
         d = np.flatnonzero(state.phase[games] == core.DISCARD)
-        if not d.size:
-            return
-        g, a = games[d], actions[d]
-        obs = observe(state.select(g), state.current[g])
-        hand = obs[:, :NUM_CARDS] > 0.5
-        joins = joins_meld(state._hands[g, 1 - state.current[g]])
-        danger.append(reader.danger(obs)[hand])
-        truth.append(joins[hand])
-        thrown = (a >= A.DISCARD) & (a < A.KNOCK)
-        fed.append(joins[np.flatnonzero(thrown), a[thrown] - A.DISCARD])
+        if d.size:
+            g = games[d]
+            record_reading(log, state, g, reader.danger(observe(state.select(g), state.current[g])), actions[d])
 
     play(policy, opponent, n, rules, seed, mode="hand", watch=watch)
-    return np.concatenate(danger), np.concatenate(truth), np.concatenate(fed)
+    return tuple(np.concatenate(log[k]) for k in ("danger", "truth", "fed"))
 
 
 def main(argv=None):

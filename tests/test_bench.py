@@ -469,52 +469,30 @@ def test_play_takes_agents_that_read_the_state_and_shows_their_moves_to_watch():
     assert sum(seen[0]) > 30 * 5 and sum(seen[1]) > 30 * 5
 
 
-def drive(n, seed, steps, on_state=None):
-    """n single hands of the shipped policy against gin_hunter (policy at seat game % 2);
-    ``on_state(state, live)`` before every step."""
+def test_model_observations_give_gin_hunter_its_own_moves_and_the_engines_mask():
+    from agents.evaluate import play
     from agents.policy import load_policy
     from ginenv import core
     from ginenv.observation import observe
+    from ginenv.rules import Rules
     policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
-    gh = make_agent("gin_hunter")
-    state = core.init(n, "standard", seed=seed, mode="hand", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
-    for _ in range(steps):
-        live = np.flatnonzero(~state.done)
-        if not live.size:
-            break
-        if on_state is not None:
-            on_state(state, live)
-        obs, mask = observe(state.select(live), state.current[live]), core.legal_action_mask(state)[live]
-        bot = state.current[live] == live % 2
-        actions = np.zeros(n, np.int64)
-        actions[live] = np.where(bot, policy.act(obs, mask), gh.act(obs, mask))
-        core.step(state, actions)
-    return policy
-
-
-def test_model_observations_give_gin_hunter_its_own_moves_and_the_engines_mask():
-    from ginenv import core
-    from ginenv.observation import observe
     gh = make_agent("gin_hunter")
     checked = {p: 0 for p in range(4)}
 
-    def check(state, live):
-        g = live[state.current[live] != live % 2]  # gin_hunter to move
-        if not g.size:
-            return
+    def check(state, g, actions):  # gin_hunter to move in games g
         o = state.current[g].astype(np.int64)
-        top = np.where(state.pile_size[g] > 0, state.pile[g, np.maximum(state.pile_size[g].astype(np.int64) - 1, 0)], -1)
         obs, mask = bench_model_reader.model_observations(
-            state._hands[g, o], state.phase[g].astype(np.int64), top.astype(np.int64),
+            state._hands[g, o], state.phase[g].astype(np.int64), bench_model_reader.top_card(state, g),
             state.stock_size[g].astype(np.int64), state.knock_limit[g].astype(np.int64),
             state.taken[g].astype(np.int64), state.rules.big_gin)
         real = core.legal_action_mask(state)[g]
         assert (mask == real).all()
         assert (gh.act(obs, mask) == gh.act(observe(state.select(g), o), real)).all()
+        assert (gh.act(obs, mask) == actions).all()
         for p in range(4):
             checked[p] += int((state.phase[g] == p).sum())
 
-    drive(200, seed=8, steps=400, on_state=check)
+    play(policy, gh, 200, Rules(), seed=8, mode="hand", watch_b=check)
     assert min(checked.values()) > 0 and sum(checked.values()) > 2000
 
 
@@ -574,7 +552,7 @@ def test_last_move_reader_accepts_the_real_hand_and_rejects_some_others():
         # Other hands of the same size, the cards it took and holds kept, the rest at random.
         held = state.took[d, 1 - me] & theirs
         pool = ~(state._hands[d, me] | state.pile_mask[d] | held)
-        other = held | bench_model_reader.pick_uniform(pool, theirs.sum(1) - held.sum(1), rng)
+        other = held | bench_oracle.pick_cards(pool, theirs.sum(1) - held.sum(1), rng)
         share.append(reader.consistent(state, d, other).mean())
 
     play(policy, make_agent("gin_hunter"), n, Rules(), seed=6, mode="hand", watch=watch,
