@@ -1,6 +1,6 @@
 """The rules that the bench scripts wrap around agents (``bench/bench_denial.py``,
 ``bench/bench_probes.py``, ``bench/bench_search.py``, ``bench/bench_belief.py``,
-``bench/bench_oracle.py``, ``bench/bench_model_reader.py``), each
+``bench/bench_oracle.py``, ``bench/bench_model_reader.py``, ``bench/bench_danger_net.py``), each
 against a per-game loop over the engine's own state."""
 
 import importlib.util
@@ -579,3 +579,62 @@ def test_weighted_danger_is_the_weighted_share_of_hands_a_card_joins():
         for c in range(NUM_CARDS):
             want = (w * joins[i, :, c]).sum() / w.sum() if mine[i, c] else 0.0
             assert got[i, c] == pytest.approx(want)
+
+
+bench_danger_net = load_bench("bench_danger_net")
+
+
+def test_history_records_when_the_opponent_took_passed_and_threw_each_card():
+    """Against a per-game loop over the engine's state, over whole matches (so the record
+    must clear at each new hand); the cards it marks as taken and thrown are the engine's."""
+    from agents.evaluate import play
+    from ginenv import core
+    from ginenv.rules import Rules
+    n = 12
+    hist = bench_danger_net.History(n)
+    ref = [dict(hand=-1, when={}) for _ in range(n)]
+    checked = []
+
+    def watch_b(state, games, actions):
+        hist.watch_opponent(state, games, actions)
+        for g, a in zip(games, actions):
+            r = ref[g]
+            if state.hand_no[g] != r["hand"]:
+                r["hand"], r["when"] = state.hand_no[g], {}
+            size = state.pile_size[g]
+            top = state.pile[g, size - 1] if size else -1
+            if state.phase[g] in (core.OFFER, core.DRAW) and top >= 0 and a in (A.TAKE_DISCARD, A.PASS, A.DRAW_STOCK):
+                r["when"][(0 if a == A.TAKE_DISCARD else 1, top)] = state.turn[g]
+            elif state.phase[g] == core.DISCARD and a < A.KNOCK:
+                r["when"][(2, a)] = state.turn[g]
+
+    def watch(state, games, actions):
+        g = games[state.phase[games] == core.DISCARD]
+        if not g.size:
+            return
+        got = hist.features(state, g).reshape(len(g), 3, NUM_CARDS)
+        for row, i in zip(got, g):
+            want = np.zeros((3, NUM_CARDS), np.float32)
+            if ref[i]["hand"] == state.hand_no[i]:
+                for (event, card), turn in ref[i]["when"].items():
+                    want[event, card] = (state.turn[i] - turn + 1) / 20
+            np.testing.assert_allclose(row, want, rtol=1e-6)
+            opp = 1 - state.current[i]
+            assert ((row[0] > 0) == state.took[i, opp]).all() and ((row[2] > 0) == state.discarded[i, opp]).all()
+        checked.append(len(g))
+
+    play(make_agent("knock_early"), make_agent("gin_hunter"), n, Rules(), seed=4, watch=watch, watch_b=watch_b)
+    assert sum(checked) > 500
+
+
+def test_net_deny_that_never_swaps_plays_the_policys_own_games():
+    from agents.evaluate import play
+    from agents.policy import load_policy
+    from ginenv.rules import Rules
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    net = bench_danger_net.DangerNet(policy.model.actor.belief_net, hidden=16, card_hidden=8, extra=3)
+    n = 8
+    agent = bench_danger_net.NetDeny(policy, net, threshold=2.0, n=n)
+    got = play(agent, make_agent("gin_hunter"), n, Rules(), seed=3, watch_b=agent.history.watch_opponent)
+    want = play(policy, make_agent("gin_hunter"), n, Rules(), seed=3)
+    assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}

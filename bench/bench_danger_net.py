@@ -1,0 +1,261 @@
+"""A learnt reader of the cards the opponent needs: can a network, trained on the truth,
+read them better than the belief net, and is denial on it worth anything?
+
+The shipped bot's danger (``BeliefDeny.danger``: the share of opponent hands drawn from
+its per-card belief in which a card joins a meld) ranks the bot's cards with an AUC of
+about 0.79 against gin_hunter; the exact posterior, given gin_hunter's code and every
+move it made, about 0.83-0.85 (``bench_model_reader.py``), and the oracle's flip test
+says denial needs about 0.9. This bench trains a network directly on the question:
+at the bot's discard turns, for each card it holds, does the card join a meld in the
+opponent's real hand? Trained with a cross-entropy on that truth, the network's output
+tends to the posterior of that event given its input (and the opponent it was trained
+against), joint structure included (two of a card's neighbours held together), which
+the per-card belief cannot express. With ``--history`` it also reads when the opponent
+took, passed and threw each card (``History``), which the observation leaves out.
+
+Steps (one run): play ``--train-hands`` single hands of the policy against the
+opponent and record the input, the bot's hand and the truth at each of its discard
+turns; fit ``DangerNet`` on them; on ``--test-hands`` other hands (seed + 1000), print
+its AUC and cross-entropy beside the belief's danger on the same cards; then play the
+policy with ``BeliefDeny``'s swap rule on the net's danger (``NetDeny``) over
+``--matches`` matches (seed 2026), beside the policy alone on the same deals. Run:
+``python bench/bench_danger_net.py [CHECKPOINT] --train-hands 160000 --epochs 3
+--history`` (about 20 minutes on 2 cores, then a few minutes per 2000 matches).
+"""
+
+import argparse
+import importlib.util
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents import make_agent
+from agents.evaluate import play
+from agents.network import (_card_identity, _related_counts, _relations, belief_probabilities, neighbours,
+                            trunk)
+from agents.policy import load_policy
+from ginenv import actions as A
+from ginenv import core
+from ginenv.cards import NUM_CARDS
+from ginenv.observation import NUM_PLANES, OBS_SIZE, observe
+from ginenv.rules import Rules
+
+_spec = importlib.util.spec_from_file_location("bench_model_reader", Path(__file__).resolve().parent / "bench_model_reader.py")
+bench_model_reader = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_model_reader)
+bench_oracle, top_card = bench_model_reader.bench_oracle, bench_model_reader.top_card
+
+
+class History:
+    """When the opponent made each of its moves this hand, which the observation does
+    not say (it marks the cards it took, threw or passed, not when): for ``n`` games, the
+    draw count (``state.turn``) at which it took each card from the pile, passed on each
+    face-up card, and threw each card. ``watch_opponent`` is ``play``'s ``watch_b``; the
+    record of a game is cleared when a new hand is dealt in it."""
+
+    EVENTS = 3  # took, passed, threw
+
+    def __init__(self, n: int):
+        self.when = np.full((n, self.EVENTS, NUM_CARDS), -1, np.int16)
+        self.hand_no = np.zeros(n, np.int64)
+
+    def _new_hands(self, state, games):
+        new = games[state.hand_no[games] != self.hand_no[games]]
+        self.when[new] = -1
+        self.hand_no[new] = state.hand_no[new]
+
+    def watch_opponent(self, state, games, actions):
+        self._new_hands(state, games)
+        top = top_card(state, games)
+        turn = state.turn[games]
+        drawing = np.isin(state.phase[games], (core.OFFER, core.DRAW)) & (top >= 0)
+        took = drawing & (actions == A.TAKE_DISCARD)
+        passed = drawing & np.isin(actions, (A.PASS, A.DRAW_STOCK))
+        threw = (state.phase[games] == core.DISCARD) & (actions < A.KNOCK)
+        self.when[games[took], 0, top[took]] = turn[took]
+        self.when[games[passed], 1, top[passed]] = turn[passed]
+        self.when[games[threw], 2, actions[threw]] = turn[threw]
+
+    def features(self, state, games):
+        """``(len(games), 3 * 52)``: for each event and card, (draws since it + 1) / 20,
+        0 where it did not happen."""
+        self._new_hands(state, games)
+        when = self.when[games].astype(np.float32)
+        age = (state.turn[games].astype(np.float32)[:, None, None] - when + 1) / 20
+        return np.where(when >= 0, age, 0).reshape(len(games), -1).astype(np.float32)
+
+
+def collect(policy, opponent, hands: int, seed: int, history: bool = False):
+    """``(obs, held, truth)`` at the policy's discard turns over ``hands`` single hands
+    against ``opponent``: the observation (with ``history``, the ``History`` features
+    after it), the policy's hand and, for every card, whether it joins a meld in the
+    opponent's real hand."""
+    log = {"obs": [], "held": [], "truth": []}
+    hist = History(hands) if history else None
+
+    def watch(state, games, actions):
+        g = games[state.phase[games] == core.DISCARD]
+        if g.size:
+            me = state.current[g].astype(np.int64)
+            obs = observe(state.select(g), state.current[g])
+            log["obs"].append(np.concatenate([obs, hist.features(state, g)], 1) if history else obs)
+            log["held"].append(state._hands[g, me])
+            log["truth"].append(bench_oracle.joins_meld(state._hands[g, 1 - me]))
+
+    play(policy, opponent, hands, Rules(), seed, mode="hand", watch=watch,
+         watch_b=hist.watch_opponent if history else None)
+    return tuple(np.concatenate(log[k]) for k in ("obs", "held", "truth"))
+
+
+class DangerNet(nn.Module):
+    """Per card: P(it joins a meld in the opponent's hand | the observation). A trunk
+    reads the whole observation into a context; a small MLP shared by the 52 cards reads
+    the context with each card's own features (its planes, its neighbour counts, the
+    policy's belief and its neighbour counts, its rank and suit)."""
+
+    def __init__(self, belief_net, hidden: int = 256, card_hidden: int = 128, extra: int = 0):
+        super().__init__()
+        self.extra = extra  # further card planes after the observation (History's)
+        self.belief_net = belief_net
+        for p in self.belief_net.parameters():
+            p.requires_grad_(False)
+        self.trunk = trunk([OBS_SIZE + extra * NUM_CARDS, hidden, hidden], "relu")
+        self.register_buffer("identity", _card_identity(), persistent=False)
+        self.register_buffer("relations", _relations(), persistent=False)
+        n_feats = NUM_PLANES + 21 + 4 + self.identity.shape[1] + extra
+        self.card_in = nn.Linear(n_feats, card_hidden)
+        self.context_in = nn.Linear(hidden, card_hidden, bias=False)
+        self.card = nn.Sequential(nn.ReLU(), nn.Linear(card_hidden, card_hidden), nn.ReLU(), nn.Linear(card_hidden, 1))
+
+    def forward(self, x):
+        b, obs = x.shape[0], x[:, :OBS_SIZE]
+        planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
+        if self.extra:
+            planes = torch.cat([planes, x[:, OBS_SIZE:].reshape(b, self.extra, NUM_CARDS).transpose(1, 2)], 2)
+        with torch.no_grad():
+            p = belief_probabilities(obs, self.belief_net(obs))[:, None]
+        feats = torch.cat([planes, neighbours(obs, self.relations), p.transpose(1, 2),
+                           _related_counts(p, self.relations), self.identity.expand(b, -1, -1)], 2)
+        # The first layer on [card features, context], with the context's part computed once per game.
+        x = self.card_in(feats) + self.context_in(self.trunk(x))[:, None]
+        return self.card(x).squeeze(-1)  # (B, 52) logits
+
+    @torch.no_grad()
+    def danger(self, x):
+        return torch.sigmoid(self(torch.as_tensor(x))).numpy()
+
+
+def fit(net, obs, held, truth, epochs: int, batch: int = 1024, lr: float = 1e-3, seed: int = 0):
+    """Adam on the cross-entropy over the held cards; returns the last epoch's mean loss."""
+    gen = torch.Generator().manual_seed(seed)
+    x, m, y = torch.as_tensor(obs), torch.as_tensor(held), torch.as_tensor(truth, dtype=torch.float32)
+    params = [p for p in net.parameters() if p.requires_grad]
+    opt = torch.optim.Adam(params, lr=lr)
+    steps = epochs * (len(x) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=steps)
+    for epoch in range(epochs):
+        order, total, t0 = torch.randperm(len(x), generator=gen), 0.0, time.time()
+        for i in range(len(x) // batch):
+            idx = order[i * batch:(i + 1) * batch]
+            bce = nn.functional.binary_cross_entropy_with_logits(net(x[idx]), y[idx], reduction="none")
+            loss = (bce * m[idx]).sum() / m[idx].sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += loss.item()
+        print(f"  epoch {epoch + 1}/{epochs}: loss {total / (len(x) // batch):.4f} ({time.time() - t0:.0f} s)",
+              flush=True)
+    return total / (len(x) // batch)
+
+
+def cross_entropy(p, y) -> float:
+    """Mean binary cross-entropy in nats, the probabilities clipped to [1e-4, 1 - 1e-4]
+    (the belief's danger, a share of 32 sampled hands, can be exactly 0 or 1)."""
+    p = np.clip(p, 1e-4, 1 - 1e-4)
+    return float(-np.where(y, np.log(p), np.log(1 - p)).mean())
+
+
+class NetDeny:
+    """The policy with ``BeliefDeny``'s swap rule on ``DangerNet``'s danger. For a net
+    that reads ``History``'s features, ``history`` (for ``n`` games) must watch the
+    opponent's moves: pass ``history.watch_opponent`` as ``play``'s ``watch_b``."""
+
+    def __init__(self, policy, net, threshold: float, min_prob: float = 0.0, n: int = 0):
+        self.model, self.net, self.threshold, self.min_prob = policy.model, net, threshold, min_prob
+        self.history = History(n) if net.extra else None
+
+    def act_state(self, state, games):
+        obs = observe(state.select(games), state.current[games])
+        x = np.concatenate([obs, self.history.features(state, games)], 1) if self.history else obs
+        return self.act(obs, core.legal_action_mask(state)[games], x)
+
+    @torch.no_grad()
+    def act(self, obs, mask, x=None):
+        x = obs if x is None else x
+        probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
+        out = probs.argmax(1)
+        d = np.flatnonzero(mask[:, A.DISCARD:A.KNOCK].any(1))
+        if d.size:
+            out[d] = bench_oracle.swap_dangerous(out[d], probs[d], mask[d], self.net.danger(x[d]),
+                                                 self.threshold, self.min_prob)
+        return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", nargs="?", default="checkpoints/champion")
+    p.add_argument("--opponent", default="gin_hunter", help="the opponent the net is trained and tested against")
+    p.add_argument("--train-hands", type=int, default=160000)
+    p.add_argument("--test-hands", type=int, default=2000)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--matches", type=int, default=2000)
+    p.add_argument("--deny", default="0.5/0.01,0.3/0.01,0.5/0", help="threshold/min_prob pairs (see BeliefDeny)")
+    p.add_argument("--opponents", default="gin_hunter,knock_early", help="the matches' opponents")
+    p.add_argument("--history", action="store_true",
+                   help="the net also reads when the opponent took, passed and threw each card (History)")
+    p.add_argument("--seed", type=int, default=11)
+    args = p.parse_args(argv)
+    torch.set_num_threads(2)
+    torch.manual_seed(args.seed)
+    policy = load_policy(args.checkpoint)
+    if not policy.model.has_belief:
+        raise SystemExit(f"{args.checkpoint} has no belief net; this bench needs architecture 'belief'")
+    opponent = make_agent(args.opponent)
+    t0 = time.time()
+    obs, held, truth = collect(policy, opponent, args.train_hands, args.seed, args.history)
+    print(f"{len(obs)} discard turns from {args.train_hands} hands against {args.opponent} "
+          f"({time.time() - t0:.0f} s); {truth[held].mean():.3f} of the held cards join a meld", flush=True)
+    net = DangerNet(policy.model.actor.belief_net, extra=History.EVENTS if args.history else 0)
+    fit(net, obs, held, truth, args.epochs, seed=args.seed)
+    del obs, held, truth
+    x, held, truth = collect(policy, opponent, args.test_hands, args.seed + 1000, args.history)
+    mine = net.danger(x)[held]
+    theirs = bench_oracle.BeliefDeny(policy, 1.0, seed=args.seed).danger(x[:, :OBS_SIZE])[held]
+    print(f"test: {len(x)} discard turns from {args.test_hands} hands (seed {args.seed + 1000}); "
+          f"AUC: the net {bench_oracle.auc(mine, truth[held]):.3f}, the belief's danger "
+          f"{bench_oracle.auc(theirs, truth[held]):.3f}; cross-entropy (nats a card): the net "
+          f"{cross_entropy(mine, truth[held]):.4f}, the belief's danger {cross_entropy(theirs, truth[held]):.4f}, "
+          f"a constant {cross_entropy(np.full(len(mine), truth[held].mean()), truth[held]):.4f}")
+    print("the net's calibration:")
+    bench_oracle.print_calibration(mine, truth[held])
+    if not args.matches:
+        return
+    print(f"{args.matches} matches to 100 per cell, seed 2026: win rate (95% interval)")
+    for name in args.opponents.split(","):
+        agents = {"none": policy}
+        for spec in filter(None, args.deny.split(",")):
+            t, m = map(float, spec.split("/"))
+            agents[f"net deny {t:g}/{m:g}"] = NetDeny(policy, net, t, m, args.matches)
+        for label, agent in agents.items():
+            watch_b = agent.history.watch_opponent if getattr(agent, "history", None) else None
+            r = play(agent, make_agent(name), args.matches, Rules(), 2026, watch_b=watch_b)
+            lo, hi = r["win_rate_a_ci95"]
+            print(f"  vs {name:<12} {label:<18} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()
