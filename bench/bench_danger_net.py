@@ -18,7 +18,10 @@ opponent and record the input, the bot's hand and the truth at each of its disca
 turns; fit ``DangerNet`` on them; on ``--test-hands`` other hands (seed + 1000), print
 its AUC and cross-entropy beside the belief's danger on the same cards; then play the
 policy with ``BeliefDeny``'s swap rule on the net's danger (``NetDeny``) over
-``--matches`` matches (seed 2026), beside the policy alone on the same deals. Run:
+``--matches`` matches (seed 2026), beside the policy alone on the same deals, or with
+``--soft w`` the softer ``soft_deny``; each line counts the discard turns the rule
+changed and the share of the bot's discards that join a meld of the opponent's.
+``--save``/``--load`` keep a trained net (safetensors). Run:
 ``python bench/bench_danger_net.py [CHECKPOINT] --train-hands 160000 --epochs 3
 --history`` (about 20 minutes on 2 cores, then a few minutes per 2000 matches).
 """
@@ -30,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 from agents import make_agent
@@ -179,19 +184,36 @@ def cross_entropy(p, y) -> float:
     return float(-np.where(y, np.log(p), np.log(1 - p)).mean())
 
 
-class NetDeny:
-    """The policy with ``BeliefDeny``'s swap rule on ``DangerNet``'s danger. For a net
-    that reads ``History``'s features, ``history`` (for ``n`` games) must watch the
-    opponent's moves: pass ``history.watch_opponent`` as ``play``'s ``watch_b``."""
+def soft_deny(probs, mask, card_danger, weight: float):
+    """A softer rule than the swap: the legal action that maximises log P_policy(a) +
+    ``weight`` * log P(the card thrown does not join a meld), the second term 0 for
+    actions that throw no card face up (knocks included). ``weight`` 0: the policy's
+    own choice; large: the safest discard the policy gives any weight."""
+    score = np.where(mask, np.log(np.maximum(probs, 1e-30)), -np.inf)
+    score[:, A.DISCARD:A.KNOCK] += weight * np.log(np.clip(1 - card_danger, 1e-6, 1))
+    return score.argmax(1)
 
-    def __init__(self, policy, net, threshold: float, min_prob: float = 0.0, n: int = 0):
-        self.model, self.net, self.threshold, self.min_prob = policy.model, net, threshold, min_prob
+
+class NetDeny:
+    """The policy with ``BeliefDeny``'s swap rule on ``DangerNet``'s danger, or with
+    ``soft`` > 0, ``soft_deny`` of that weight. For a net that reads ``History``'s
+    features, ``history`` (for ``n`` games) must watch the opponent's moves: pass
+    ``history.watch_opponent`` as ``play``'s ``watch_b``."""
+
+    def __init__(self, policy, net, threshold: float, min_prob: float = 0.0, n: int = 0, soft: float = 0.0):
+        self.model, self.net, self.threshold, self.min_prob, self.soft = policy.model, net, threshold, min_prob, soft
         self.history = History(n) if net.extra else None
+        self.stats = dict(turns=0, changed=0, discards=0, fed=0)  # discard turns, and what the rule did there
 
     def act_state(self, state, games):
         obs = observe(state.select(games), state.current[games])
         x = np.concatenate([obs, self.history.features(state, games)], 1) if self.history else obs
-        return self.act(obs, core.legal_action_mask(state)[games], x)
+        out = self.act(obs, core.legal_action_mask(state)[games], x)
+        thrown = np.flatnonzero((state.phase[games] == core.DISCARD) & (out < A.KNOCK))
+        g, me = games[thrown], state.current[games[thrown]].astype(np.int64)
+        self.stats["discards"] += thrown.size
+        self.stats["fed"] += int(bench_oracle.joins_meld(state._hands[g, 1 - me])[np.arange(g.size), out[thrown]].sum())
+        return out
 
     @torch.no_grad()
     def act(self, obs, mask, x=None):
@@ -199,10 +221,34 @@ class NetDeny:
         probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
         out = probs.argmax(1)
         d = np.flatnonzero(mask[:, A.DISCARD:A.KNOCK].any(1))
-        if d.size:
+        own = out[d].copy()
+        if d.size and self.soft:
+            out[d] = soft_deny(probs[d], mask[d], self.net.danger(x[d]), self.soft)
+        elif d.size:
             out[d] = bench_oracle.swap_dangerous(out[d], probs[d], mask[d], self.net.danger(x[d]),
                                                  self.threshold, self.min_prob)
+        self.stats["turns"] += d.size
+        self.stats["changed"] += int((out[d] != own).sum())
         return out
+
+
+def save_net(net, path):
+    """The trained weights (the policy's belief net left out) as safetensors."""
+    weights = {k: v.contiguous() for k, v in net.state_dict().items() if not k.startswith("belief_net.")}
+    save_file(weights, str(path), metadata={"extra": str(net.extra)})
+
+
+def load_net(path, belief_net, extra: int):
+    with safe_open(str(path), "pt") as f:
+        saved = int(f.metadata().get("extra", -1))
+    if saved != extra:
+        raise SystemExit(f"{path} holds a net with {saved} history planes, not {extra}: "
+                         f"{'add' if saved else 'drop'} --history to use it")
+    net = DangerNet(belief_net, extra=extra)
+    missing, unexpected = net.load_state_dict(load_file(str(path)), strict=False)
+    if unexpected or any(not k.startswith("belief_net.") for k in missing):
+        raise SystemExit(f"{path} does not match DangerNet: missing {missing}, unexpected {unexpected}")
+    return net
 
 
 def main(argv=None):
@@ -217,6 +263,9 @@ def main(argv=None):
     p.add_argument("--opponents", default="gin_hunter,knock_early", help="the matches' opponents")
     p.add_argument("--history", action="store_true",
                    help="the net also reads when the opponent took, passed and threw each card (History)")
+    p.add_argument("--soft", default="", help="weights for the soft rule (soft_deny), comma-separated")
+    p.add_argument("--save", help="save the trained net here (safetensors)")
+    p.add_argument("--load", help="skip the training: load a net saved with --save")
     p.add_argument("--seed", type=int, default=11)
     args = p.parse_args(argv)
     torch.set_num_threads(2)
@@ -225,13 +274,19 @@ def main(argv=None):
     if not policy.model.has_belief:
         raise SystemExit(f"{args.checkpoint} has no belief net; this bench needs architecture 'belief'")
     opponent = make_agent(args.opponent)
-    t0 = time.time()
-    obs, held, truth = collect(policy, opponent, args.train_hands, args.seed, args.history)
-    print(f"{len(obs)} discard turns from {args.train_hands} hands against {args.opponent} "
-          f"({time.time() - t0:.0f} s); {truth[held].mean():.3f} of the held cards join a meld", flush=True)
-    net = DangerNet(policy.model.actor.belief_net, extra=History.EVENTS if args.history else 0)
-    fit(net, obs, held, truth, args.epochs, seed=args.seed)
-    del obs, held, truth
+    extra = History.EVENTS if args.history else 0
+    if args.load:
+        net = load_net(args.load, policy.model.actor.belief_net, extra)
+    else:
+        t0 = time.time()
+        obs, held, truth = collect(policy, opponent, args.train_hands, args.seed, args.history)
+        print(f"{len(obs)} discard turns from {args.train_hands} hands against {args.opponent} "
+              f"({time.time() - t0:.0f} s); {truth[held].mean():.3f} of the held cards join a meld", flush=True)
+        net = DangerNet(policy.model.actor.belief_net, extra=extra)
+        fit(net, obs, held, truth, args.epochs, seed=args.seed)
+        del obs, held, truth
+        if args.save:
+            save_net(net, args.save)
     x, held, truth = collect(policy, opponent, args.test_hands, args.seed + 1000, args.history)
     mine = net.danger(x)[held]
     theirs = bench_oracle.BeliefDeny(policy, 1.0, seed=args.seed).danger(x[:, :OBS_SIZE])[held]
@@ -246,15 +301,22 @@ def main(argv=None):
         return
     print(f"{args.matches} matches to 100 per cell, seed 2026: win rate (95% interval)")
     for name in args.opponents.split(","):
-        agents = {"none": policy}
+        agents = {"none": NetDeny(policy, net, 2.0, 0.0, args.matches)}  # never swaps: the policy, counted
         for spec in filter(None, args.deny.split(",")):
             t, m = map(float, spec.split("/"))
             agents[f"net deny {t:g}/{m:g}"] = NetDeny(policy, net, t, m, args.matches)
+        for w in map(float, filter(None, args.soft.split(","))):
+            agents[f"net soft {w:g}"] = NetDeny(policy, net, 1.0, 0.0, args.matches, soft=w)
         for label, agent in agents.items():
             watch_b = agent.history.watch_opponent if getattr(agent, "history", None) else None
             r = play(agent, make_agent(name), args.matches, Rules(), 2026, watch_b=watch_b)
             lo, hi = r["win_rate_a_ci95"]
-            print(f"  vs {name:<12} {label:<18} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})", flush=True)
+            line = f"  vs {name:<12} {label:<18} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})"
+            if isinstance(agent, NetDeny):
+                st = agent.stats
+                line += (f"; changes {st['changed'] / max(st['turns'], 1):.3f} of its discard turns, "
+                         f"{st['fed'] / max(st['discards'], 1):.3f} of its discards join a meld of the opponent's")
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

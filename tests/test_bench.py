@@ -638,3 +638,36 @@ def test_net_deny_that_never_swaps_plays_the_policys_own_games():
     got = play(agent, make_agent("gin_hunter"), n, Rules(), seed=3, watch_b=agent.history.watch_opponent)
     want = play(policy, make_agent("gin_hunter"), n, Rules(), seed=3)
     assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}
+
+
+def test_soft_deny_maximises_the_policys_log_probability_plus_the_weighted_log_safety():
+    rng = np.random.default_rng(5)
+    n = 300
+    mask = rng.random((n, A.NUM_ACTIONS)) < 0.3
+    mask[:, A.DISCARD] = True
+    probs = rng.dirichlet(np.full(A.NUM_ACTIONS, 0.3), n) * mask
+    probs /= probs.sum(1, keepdims=True)
+    danger = rng.choice([0.0, 0.2, 0.5, 0.9, 1.0], (n, NUM_CARDS))
+    for weight in (0.0, 1.0, 3.0):
+        got = bench_danger_net.soft_deny(probs, mask, danger, weight)
+        for i in range(n):
+            def score(a):
+                safety = 1 - danger[i, a] if a < A.KNOCK else 1.0
+                return np.log(max(probs[i, a], 1e-30)) + weight * np.log(min(max(safety, 1e-6), 1.0))
+            legal = np.flatnonzero(mask[i])
+            assert mask[i, got[i]] and np.isclose(score(got[i]), max(score(a) for a in legal))
+        if weight == 0.0:
+            assert (got == np.where(mask, probs, -1).argmax(1)).all()
+
+
+def test_danger_net_saves_and_loads_its_weights_and_refuses_a_mismatched_file(tmp_path):
+    from agents.policy import load_policy
+    import torch
+    belief = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion").model.actor.belief_net
+    net = bench_danger_net.DangerNet(belief, extra=0)
+    bench_danger_net.save_net(net, tmp_path / "net.safetensors")
+    x = torch.rand(5, bench_danger_net.OBS_SIZE)
+    back = bench_danger_net.load_net(tmp_path / "net.safetensors", belief, 0)
+    assert torch.equal(net(x), back(x))
+    with pytest.raises(SystemExit, match="0 history planes, not 3"):
+        bench_danger_net.load_net(tmp_path / "net.safetensors", belief, 3)
