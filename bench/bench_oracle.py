@@ -13,7 +13,9 @@ belief could take it) overrides it at its discard turns:
   leaves the least deadwood.
 - ``both``: the two together.
 - ``deny, q wrong``: ``deny`` with each card's answer flipped with probability q, to see
-  how exact a fair reader of the hand would have to be.
+  how exact a fair reader of the hand would have to be; ``--errors m/f`` splits the
+  errors: a card that joins is missed with probability m, a card that does not is
+  flagged with probability f (a false alarm).
 
 And the fair counterpart, ``BeliefDeny`` (``belief deny t/m``): no hand is revealed; a
 card's danger is the share of 32 opponent hands drawn from the belief net in which it
@@ -70,10 +72,14 @@ def gin_cards(hands):
 class Oracle:
     """The policy, overridden at discard turns with the opponent's hand revealed (see the
     module docstring). ``flip``: each card's "joins a meld" answer is flipped with that
-    probability before ``deny`` uses it (a reader of the hand that errs that often)."""
+    probability before ``deny`` uses it (a reader of the hand that errs that often); or,
+    split, a card that joins is missed with probability ``miss`` and one that does not
+    is flagged with probability ``false_alarm``."""
 
-    def __init__(self, policy, deny: bool, alarm: bool, flip: float = 0.0, seed: int = 0):
-        self.model, self.deny, self.alarm, self.flip = policy.model, deny, alarm, flip
+    def __init__(self, policy, deny: bool, alarm: bool, flip: float = 0.0, seed: int = 0,
+                 miss: float = 0.0, false_alarm: float = 0.0):
+        self.model, self.deny, self.alarm = policy.model, deny, alarm
+        self.miss, self.false_alarm = (flip, flip) if flip else (miss, false_alarm)
         self.rng = np.random.default_rng(seed)
 
     @torch.no_grad()
@@ -91,8 +97,9 @@ class Oracle:
         m = mask[d]
         if self.deny:
             joins = joins_meld(theirs)
-            if self.flip:
-                joins ^= self.rng.random(joins.shape) < self.flip
+            if self.miss or self.false_alarm:
+                r = self.rng.random(joins.shape)
+                joins = np.where(joins, r >= self.miss, r < self.false_alarm)
             out[d] = swap_dangerous(out[d], probs[d], m, joins.astype(float), 0.5, 0.0)
         if self.alarm:
             knocks = m[:, A.KNOCK:A.DRAW_STOCK]
@@ -228,6 +235,8 @@ def main(argv=None):
     p.add_argument("--matches", type=int, default=2000)
     p.add_argument("--flips", default="0.05,0.1,0.2",
                    help="deny with each card's answer flipped with these probabilities (a reader that errs)")
+    p.add_argument("--errors", default="",
+                   help="deny with split errors: miss/false_alarm pairs, e.g. 0.2/0,0/0.05")
     p.add_argument("--fair", default="0.5/0,0.3/0,0.5/0.01,0.3/0.01",
                    help="fair denial by the belief: threshold/min_prob pairs (see BeliefDeny)")
     p.add_argument("--reader-hands", type=int, default=0,
@@ -240,6 +249,9 @@ def main(argv=None):
                 "both": (True, True, 0.0)}
     variants.update({f"deny, {q:.0%} wrong": (True, False, q) for q in map(float, filter(None, args.flips.split(",")))})
     agents = {k: (lambda v=v: Oracle(policy, *v)) for k, v in variants.items()}
+    for spec in filter(None, args.errors.split(",")):
+        m, f = map(float, spec.split("/"))
+        agents[f"deny, {m:.0%} missed, {f:.0%} false"] = lambda m=m, f=f: Oracle(policy, True, False, miss=m, false_alarm=f)
     for spec in filter(None, args.fair.split(",")):
         threshold, min_prob = map(float, spec.split("/"))
         agents[f"belief deny {threshold:g}/{min_prob:g}"] = lambda t=threshold, m=min_prob: BeliefDeny(policy, t, m)

@@ -331,18 +331,11 @@ def test_oracle_meld_and_gin_cards_match_brute_force():
 def test_oracle_denies_melding_cards_and_knocks_before_a_gin(deny, alarm):
     from agents.policy import load_policy
     from ginenv import core
-    from ginenv.observation import observe
     policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
     oracle = bench_oracle.Oracle(policy, deny, alarm)
-    state = core.init(160, "standard", seed=4, mode="hand")
     changed = 0
-    for _ in range(60):
-        live = np.flatnonzero(~state.done)
-        if not live.size:
-            break
-        mask = core.legal_action_mask(state)
+    for state, live, mask, _, plain in policy_positions(policy, 160, seed=4):
         got = oracle.act_state(state, live)
-        plain = policy.act(observe(state.select(live), state.current[live]), mask[live])
         for j, g in enumerate(live):
             if state.phase[g] != core.DISCARD:
                 assert got[j] == plain[j]
@@ -365,10 +358,27 @@ def test_oracle_denies_melding_cards_and_knocks_before_a_gin(deny, alarm):
                 else:
                     assert got[j] == plain[j]
             changed += got[j] != plain[j]
-        actions = np.zeros(160, np.int64)
-        actions[live] = plain  # both seats play the policy on
-        core.step(state, actions)
     assert changed > 0
+
+
+def policy_positions(policy, n: int, seed: int, steps: int = 60):
+    """``(state, live, mask, obs, plain)`` at each step of n single hands in which both
+    seats play the policy greedily: the games still going, the full legal mask, their
+    observations and the policy's moves, which are then played."""
+    from ginenv import core
+    from ginenv.observation import observe
+    state = core.init(n, "standard", seed=seed, mode="hand")
+    for _ in range(steps):
+        live = np.flatnonzero(~state.done)
+        if not live.size:
+            return
+        mask = core.legal_action_mask(state)
+        obs = observe(state.select(live), state.current[live])
+        plain = policy.act(obs, mask[live])
+        yield state, live, mask, obs, plain
+        actions = np.zeros(n, np.int64)
+        actions[live] = plain
+        core.step(state, actions)
 
 
 def test_belief_deny_samples_consistent_hands_and_swaps_only_dangerous_discards(monkeypatch):
@@ -671,3 +681,29 @@ def test_danger_net_saves_and_loads_its_weights_and_refuses_a_mismatched_file(tm
     assert torch.equal(net(x), back(x))
     with pytest.raises(SystemExit, match="0 history planes, not 3"):
         bench_danger_net.load_net(tmp_path / "net.safetensors", belief, 3)
+
+
+def test_oracle_split_errors_miss_every_melding_card_or_flag_every_card():
+    """miss=1: nothing is flagged, so the policy's own move; false_alarm=1 with no misses:
+    every card is flagged, so a discard becomes the policy's most probable knock if one
+    is legal."""
+    from agents.policy import load_policy
+    import torch
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    blind = bench_oracle.Oracle(policy, True, False, miss=1.0)
+    alarmed = bench_oracle.Oracle(policy, True, False, false_alarm=1.0)
+    knocked = 0
+    for state, live, mask, obs, plain in policy_positions(policy, 120, seed=8):
+        mask = mask[live]
+        assert (blind.act_state(state, live) == plain).all()
+        got = alarmed.act_state(state, live)
+        with torch.no_grad():
+            probs = policy.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
+        for j in range(len(live)):
+            knocks = np.flatnonzero(mask[j, A.KNOCK:A.DRAW_STOCK]) + A.KNOCK
+            if A.DISCARD <= plain[j] < A.KNOCK and knocks.size:
+                assert got[j] == knocks[np.argmax(probs[j, knocks])]
+                knocked += 1
+            else:
+                assert got[j] == plain[j]
+    assert knocked > 0
