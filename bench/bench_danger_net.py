@@ -21,6 +21,8 @@ policy with ``BeliefDeny``'s swap rule on the net's danger (``NetDeny``) over
 ``--matches`` matches (seed 2026), beside the policy alone on the same deals, or with
 ``--soft w`` the softer ``soft_deny``; each line counts the discard turns the rule
 changed and the share of the bot's discards that join a meld of the opponent's.
+``--truth misses,false-alarms`` adds hybrids (shown the opponent's hand: not fair)
+that keep only one kind of the net's errors, to see which kind costs.
 ``--save``/``--load`` keep a trained net (safetensors). Run:
 ``python bench/bench_danger_net.py [CHECKPOINT] --train-hands 160000 --epochs 3
 --history`` (about 20 minutes on 2 cores, then a few minutes per 2000 matches).
@@ -194,21 +196,36 @@ def soft_deny(probs, mask, card_danger, weight: float):
     return score.argmax(1)
 
 
+#: NetDeny's ``truth``: "" (fair), or a hybrid that is shown the opponent's hand (not a
+#: fair bot) and keeps only one kind of the net's errors.
+TRUTH = ("", "misses", "false-alarms")
+
+
 class NetDeny:
     """The policy with ``BeliefDeny``'s swap rule on ``DangerNet``'s danger, or with
     ``soft`` > 0, ``soft_deny`` of that weight. For a net that reads ``History``'s
     features, ``history`` (for ``n`` games) must watch the opponent's moves: pass
-    ``history.watch_opponent`` as ``play``'s ``watch_b``."""
+    ``history.watch_opponent`` as ``play``'s ``watch_b``. ``truth`` (see ``TRUTH``), to
+    see which of the net's errors cost: ``misses`` zeroes the danger of every card that
+    does not join a meld of the opponent's (the net's misses kept, its false alarms
+    removed); ``false-alarms`` sets every card that does to 1 (the reverse)."""
 
-    def __init__(self, policy, net, threshold: float, min_prob: float = 0.0, n: int = 0, soft: float = 0.0):
+    def __init__(self, policy, net, threshold: float, min_prob: float = 0.0, n: int = 0, soft: float = 0.0,
+                 truth: str = ""):
+        if truth not in TRUTH:
+            raise ValueError(f"unknown truth {truth!r}; valid: {', '.join(TRUTH)}")
         self.model, self.net, self.threshold, self.min_prob, self.soft = policy.model, net, threshold, min_prob, soft
+        self.truth = truth
         self.history = History(n) if net.extra else None
         self.stats = dict(turns=0, changed=0, discards=0, fed=0)  # discard turns, and what the rule did there
 
     def act_state(self, state, games):
         obs = observe(state.select(games), state.current[games])
         x = np.concatenate([obs, self.history.features(state, games)], 1) if self.history else obs
-        out = self.act(obs, core.legal_action_mask(state)[games], x)
+        joins = None
+        if self.truth:
+            joins = bench_oracle.joins_meld(state._hands[games, 1 - state.current[games].astype(np.int64)])
+        out = self.act(obs, core.legal_action_mask(state)[games], x, joins)
         thrown = np.flatnonzero((state.phase[games] == core.DISCARD) & (out < A.KNOCK))
         g, me = games[thrown], state.current[games[thrown]].astype(np.int64)
         self.stats["discards"] += thrown.size
@@ -216,17 +233,20 @@ class NetDeny:
         return out
 
     @torch.no_grad()
-    def act(self, obs, mask, x=None):
+    def act(self, obs, mask, x=None, joins=None):
         x = obs if x is None else x
         probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
         out = probs.argmax(1)
         d = np.flatnonzero(mask[:, A.DISCARD:A.KNOCK].any(1))
         own = out[d].copy()
-        if d.size and self.soft:
-            out[d] = soft_deny(probs[d], mask[d], self.net.danger(x[d]), self.soft)
-        elif d.size:
-            out[d] = bench_oracle.swap_dangerous(out[d], probs[d], mask[d], self.net.danger(x[d]),
-                                                 self.threshold, self.min_prob)
+        if d.size:
+            danger = self.net.danger(x[d])
+            if self.truth == "misses":  # the net's misses, no false alarms
+                danger = np.where(joins[d], danger, 0.0)
+            elif self.truth == "false-alarms":  # the net's false alarms, no misses
+                danger = np.where(joins[d], 1.0, danger)
+            out[d] = (soft_deny(probs[d], mask[d], danger, self.soft) if self.soft else
+                      bench_oracle.swap_dangerous(out[d], probs[d], mask[d], danger, self.threshold, self.min_prob))
         self.stats["turns"] += d.size
         self.stats["changed"] += int((out[d] != own).sum())
         return out
@@ -263,6 +283,8 @@ def main(argv=None):
     p.add_argument("--opponents", default="gin_hunter,knock_early", help="the matches' opponents")
     p.add_argument("--history", action="store_true",
                    help="the net also reads when the opponent took, passed and threw each card (History)")
+    p.add_argument("--truth", default="", help="also the deny rules with one kind of error only: misses, "
+                   "false-alarms (comma-separated; shown the opponent's hand: not fair)")
     p.add_argument("--soft", default="", help="weights for the soft rule (soft_deny), comma-separated")
     p.add_argument("--save", help="save the trained net here (safetensors)")
     p.add_argument("--load", help="skip the training: load a net saved with --save")
@@ -305,13 +327,15 @@ def main(argv=None):
         for spec in filter(None, args.deny.split(",")):
             t, m = map(float, spec.split("/"))
             agents[f"net deny {t:g}/{m:g}"] = NetDeny(policy, net, t, m, args.matches)
+            for truth in filter(None, args.truth.split(",")):
+                agents[f"net deny {t:g}/{m:g}, {truth} only"] = NetDeny(policy, net, t, m, args.matches, truth=truth)
         for w in map(float, filter(None, args.soft.split(","))):
             agents[f"net soft {w:g}"] = NetDeny(policy, net, 1.0, 0.0, args.matches, soft=w)
         for label, agent in agents.items():
             watch_b = agent.history.watch_opponent if getattr(agent, "history", None) else None
             r = play(agent, make_agent(name), args.matches, Rules(), 2026, watch_b=watch_b)
             lo, hi = r["win_rate_a_ci95"]
-            line = f"  vs {name:<12} {label:<18} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})"
+            line = f"  vs {name:<12} {label:<34} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})"
             if isinstance(agent, NetDeny):
                 st = agent.stats
                 line += (f"; changes {st['changed'] / max(st['turns'], 1):.3f} of its discard turns, "

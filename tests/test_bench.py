@@ -707,3 +707,29 @@ def test_oracle_split_errors_miss_every_melding_card_or_flag_every_card():
             else:
                 assert got[j] == plain[j]
     assert knocked > 0
+
+
+@pytest.mark.parametrize("truth,bias", [("false-alarms", -50.0), ("misses", 50.0)])
+def test_net_deny_hybrids_with_a_net_that_is_never_or_always_alarmed_play_the_oracles_deny(truth, bias):
+    """Keeping only the false alarms of a net that raises none, or only the misses of a
+    net that misses nothing, leaves the truth: the oracle's ``deny``, game for game."""
+    from agents.evaluate import play
+    from agents.policy import load_policy
+    from ginenv.rules import Rules
+    import torch
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    net = bench_danger_net.DangerNet(policy.model.actor.belief_net, hidden=16, card_hidden=8)
+    with torch.no_grad():
+        net.card[-1].weight.zero_()
+        net.card[-1].bias.fill_(bias)
+    n = 8
+    got = play(bench_danger_net.NetDeny(policy, net, 0.5, 0.0, n, truth=truth), make_agent("gin_hunter"), n,
+               Rules(), seed=2)
+    want = play(bench_oracle.Oracle(policy, True, False), make_agent("gin_hunter"), n, Rules(), seed=2)
+    plain = play(policy, make_agent("gin_hunter"), n, Rules(), seed=2)
+    def games(r):
+        return {k: v for k, v in r.items() if k != "a"}
+
+    assert games(got) == games(want) and games(got) != games(plain)
+    with pytest.raises(ValueError, match="unknown truth 'both'"):
+        bench_danger_net.NetDeny(policy, net, 0.5, truth="both")
