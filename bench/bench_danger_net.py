@@ -21,6 +21,8 @@ policy with ``BeliefDeny``'s swap rule on the net's danger (``NetDeny``) over
 ``--matches`` matches (seed 2026), beside the policy alone on the same deals, or with
 ``--soft w`` the softer ``soft_deny``; each line counts the discard turns the rule
 changed and the share of the bot's discards that join a meld of the opponent's.
+``--weighted`` weights each held card's loss by the policy's probability of throwing
+it, and the test also scores the card the policy means to throw.
 ``--truth misses,false-alarms`` adds hybrids (shown the opponent's hand: not fair)
 that keep only one kind of the net's errors, to see which kind costs.
 ``--save``/``--load`` keep a trained net (safetensors). Run:
@@ -95,11 +97,12 @@ class History:
         return np.where(when >= 0, age, 0).reshape(len(games), -1).astype(np.float32)
 
 
-def collect(policy, opponent, hands: int, seed: int, history: bool = False):
+def collect(policy, opponent, hands: int, seed: int, history: bool = False, weighted: bool = False):
     """``(obs, held, truth)`` at the policy's discard turns over ``hands`` single hands
     against ``opponent``: the observation (with ``history``, the ``History`` features
-    after it), the policy's hand and, for every card, whether it joins a meld in the
-    opponent's real hand."""
+    after it), the policy's hand (with ``weighted``, as loss weights: each held card's
+    probability of being thrown by the policy, plus 0.05) and, for every card, whether it
+    joins a meld in the opponent's real hand."""
     log = {"obs": [], "held": [], "truth": []}
     hist = History(hands) if history else None
 
@@ -109,7 +112,13 @@ def collect(policy, opponent, hands: int, seed: int, history: bool = False):
             me = state.current[g].astype(np.int64)
             obs = observe(state.select(g), state.current[g])
             log["obs"].append(np.concatenate([obs, hist.features(state, g)], 1) if history else obs)
-            log["held"].append(state._hands[g, me])
+            held = state._hands[g, me]
+            if weighted:  # each held card weighted by the policy's probability of throwing it, plus 0.05
+                with torch.no_grad():
+                    probs = policy.model.action_dist(torch.as_tensor(obs), torch.as_tensor(
+                        core.legal_action_mask(state)[g])).probs.numpy()[:, A.DISCARD:A.KNOCK]
+                held = held * (0.05 + probs).astype(np.float32)
+            log["held"].append(held)
             log["truth"].append(bench_oracle.joins_meld(state._hands[g, 1 - me]))
 
     play(policy, opponent, hands, Rules(), seed, mode="hand", watch=watch,
@@ -156,9 +165,10 @@ class DangerNet(nn.Module):
 
 
 def fit(net, obs, held, truth, epochs: int, batch: int = 1024, lr: float = 1e-3, seed: int = 0):
-    """Adam on the cross-entropy over the held cards; returns the last epoch's mean loss."""
+    """Adam on the cross-entropy over the held cards (``held``: a mask or loss weights);
+    returns the last epoch's mean loss."""
     gen = torch.Generator().manual_seed(seed)
-    x, m, y = torch.as_tensor(obs), torch.as_tensor(held), torch.as_tensor(truth, dtype=torch.float32)
+    x, m, y = torch.as_tensor(obs), torch.as_tensor(held, dtype=torch.float32), torch.as_tensor(truth, dtype=torch.float32)
     params = [p for p in net.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
     steps = epochs * (len(x) // batch)
@@ -285,6 +295,8 @@ def main(argv=None):
                    help="the net also reads when the opponent took, passed and threw each card (History)")
     p.add_argument("--truth", default="", help="also the deny rules with one kind of error only: misses, "
                    "false-alarms (comma-separated; shown the opponent's hand: not fair)")
+    p.add_argument("--weighted", action="store_true",
+                   help="weight each held card's loss by the policy's probability of throwing it (plus 0.05)")
     p.add_argument("--soft", default="", help="weights for the soft rule (soft_deny), comma-separated")
     p.add_argument("--save", help="save the trained net here (safetensors)")
     p.add_argument("--load", help="skip the training: load a net saved with --save")
@@ -301,22 +313,27 @@ def main(argv=None):
         net = load_net(args.load, policy.model.actor.belief_net, extra)
     else:
         t0 = time.time()
-        obs, held, truth = collect(policy, opponent, args.train_hands, args.seed, args.history)
+        obs, held, truth = collect(policy, opponent, args.train_hands, args.seed, args.history, args.weighted)
         print(f"{len(obs)} discard turns from {args.train_hands} hands against {args.opponent} "
-              f"({time.time() - t0:.0f} s); {truth[held].mean():.3f} of the held cards join a meld", flush=True)
+              f"({time.time() - t0:.0f} s); {truth[held > 0].mean():.3f} of the held cards join a meld", flush=True)
         net = DangerNet(policy.model.actor.belief_net, extra=extra)
         fit(net, obs, held, truth, args.epochs, seed=args.seed)
         del obs, held, truth
         if args.save:
             save_net(net, args.save)
-    x, held, truth = collect(policy, opponent, args.test_hands, args.seed + 1000, args.history)
-    mine = net.danger(x)[held]
-    theirs = bench_oracle.BeliefDeny(policy, 1.0, seed=args.seed).danger(x[:, :OBS_SIZE])[held]
+    x, weights, truth = collect(policy, opponent, args.test_hands, args.seed + 1000, args.history, weighted=True)
+    held = weights > 0
+    danger, belief = net.danger(x), bench_oracle.BeliefDeny(policy, 1.0, seed=args.seed).danger(x[:, :OBS_SIZE])
+    mine, theirs = danger[held], belief[held]
     print(f"test: {len(x)} discard turns from {args.test_hands} hands (seed {args.seed + 1000}); "
           f"AUC: the net {bench_oracle.auc(mine, truth[held]):.3f}, the belief's danger "
           f"{bench_oracle.auc(theirs, truth[held]):.3f}; cross-entropy (nats a card): the net "
           f"{cross_entropy(mine, truth[held]):.4f}, the belief's danger {cross_entropy(theirs, truth[held]):.4f}, "
           f"a constant {cross_entropy(np.full(len(mine), truth[held].mean()), truth[held]):.4f}")
+    rows, meant = np.arange(len(x)), weights.argmax(1)  # the card the policy means to throw
+    print(f"on the card the policy means to throw ({truth[rows, meant].mean():.3f} of them join): AUC the net "
+          f"{bench_oracle.auc(danger[rows, meant], truth[rows, meant]):.3f}, the belief's danger "
+          f"{bench_oracle.auc(belief[rows, meant], truth[rows, meant]):.3f}")
     print("the net's calibration:")
     bench_oracle.print_calibration(mine, truth[held])
     if not args.matches:

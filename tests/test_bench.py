@@ -733,3 +733,21 @@ def test_net_deny_hybrids_with_a_net_that_is_never_or_always_alarmed_play_the_or
     assert games(got) == games(want) and games(got) != games(plain)
     with pytest.raises(ValueError, match="unknown truth 'both'"):
         bench_danger_net.NetDeny(policy, net, 0.5, truth="both")
+
+
+def test_weighted_collection_weights_each_held_card_by_the_policys_chance_of_throwing_it():
+    from agents.policy import load_policy
+    import torch
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    obs, held, truth = bench_danger_net.collect(policy, make_agent("gin_hunter"), 6, seed=3)
+    obs_w, weights, truth_w = bench_danger_net.collect(policy, make_agent("gin_hunter"), 6, seed=3, weighted=True)
+    assert (obs == obs_w).all() and (truth == truth_w).all() and ((weights > 0) == held).all()
+    with torch.no_grad():
+        logits = policy.model.actor(torch.as_tensor(obs))[:, A.DISCARD:A.KNOCK].numpy()
+    for row in range(len(obs)):  # the policy's discard odds between two held cards, from its own logits
+        cards = np.flatnonzero(held[row])
+        a, b = cards[0], cards[-1]
+        ratio = (weights[row, a] - 0.05) / max(weights[row, b] - 0.05, 1e-12)
+        if min(weights[row, a], weights[row, b]) - 0.05 > 1e-4:
+            assert np.isclose(np.log(ratio), logits[row, a] - logits[row, b], atol=1e-3)
+    assert (weights[held] >= 0.05).all() and (weights.sum(1) - 0.05 * held.sum(1) <= 1 + 1e-5).all()
