@@ -17,9 +17,10 @@ Steps (one run): play ``--train-hands`` single hands of the policy against the
 opponent and record the input, the bot's hand and the truth at each of its discard
 turns; fit ``DangerNet`` on them; on ``--test-hands`` other hands (seed + 1000), print
 its AUC and cross-entropy beside the belief's danger on the same cards; then play the
-policy with ``BeliefDeny``'s swap rule on the net's danger (``NetDeny``) over
+policy with ``BeliefDeny``'s swap rule on the net's danger (``NetReader`` in
+``bench_model_reader.ReaderDeny``) over
 ``--matches`` matches (seed 2026), beside the policy alone on the same deals, or with
-``--soft w`` the softer ``soft_deny``; each line counts the discard turns the rule
+``--soft w`` the softer ``bench_oracle.soft_deny``; each line counts the discard turns the rule
 changed and the share of the bot's discards that join a meld of the opponent's.
 ``--weighted`` weights each held card's loss by the policy's probability of throwing
 it, and the test also scores the card the policy means to throw.
@@ -196,70 +197,35 @@ def cross_entropy(p, y) -> float:
     return float(-np.where(y, np.log(p), np.log(1 - p)).mean())
 
 
-def soft_deny(probs, mask, card_danger, weight: float):
-    """A softer rule than the swap: the legal action that maximises log P_policy(a) +
-    ``weight`` * log P(the card thrown does not join a meld), the second term 0 for
-    actions that throw no card face up (knocks included). ``weight`` 0: the policy's
-    own choice; large: the safest discard the policy gives any weight."""
-    score = np.where(mask, np.log(np.maximum(probs, 1e-30)), -np.inf)
-    score[:, A.DISCARD:A.KNOCK] += weight * np.log(np.clip(1 - card_danger, 1e-6, 1))
-    return score.argmax(1)
-
-
-#: NetDeny's ``truth``: "" (fair), or a hybrid that is shown the opponent's hand (not a
+#: NetReader's ``truth``: "" (fair), or a hybrid that is shown the opponent's hand (not a
 #: fair bot) and keeps only one kind of the net's errors.
 TRUTH = ("", "misses", "false-alarms")
 
 
-class NetDeny:
-    """The policy with ``BeliefDeny``'s swap rule on ``DangerNet``'s danger, or with
-    ``soft`` > 0, ``soft_deny`` of that weight. For a net that reads ``History``'s
-    features, ``history`` (for ``n`` games) must watch the opponent's moves: pass
-    ``history.watch_opponent`` as ``play``'s ``watch_b``. ``truth`` (see ``TRUTH``), to
-    see which of the net's errors cost: ``misses`` zeroes the danger of every card that
-    does not join a meld of the opponent's (the net's misses kept, its false alarms
+class NetReader:
+    """``DangerNet``'s danger as a reader for ``bench_model_reader.ReaderDeny``
+    (``danger(state, games)``). For a net that reads ``History``'s features, pass
+    ``watch_opponent`` as ``play``'s ``watch_b`` (``n`` games). ``truth`` (see ``TRUTH``),
+    to see which of the net's errors cost: ``misses`` zeroes the danger of every card
+    that does not join a meld of the opponent's (the net's misses kept, its false alarms
     removed); ``false-alarms`` sets every card that does to 1 (the reverse)."""
 
-    def __init__(self, policy, net, threshold: float, min_prob: float = 0.0, n: int = 0, soft: float = 0.0,
-                 truth: str = ""):
+    def __init__(self, net, n: int = 0, truth: str = ""):
         if truth not in TRUTH:
             raise ValueError(f"unknown truth {truth!r}; valid: {', '.join(TRUTH)}")
-        self.model, self.net, self.threshold, self.min_prob, self.soft = policy.model, net, threshold, min_prob, soft
-        self.truth = truth
+        self.net, self.truth = net, truth
         self.history = History(n) if net.extra else None
-        self.stats = dict(turns=0, changed=0, discards=0, fed=0)  # discard turns, and what the rule did there
+        self.watch_opponent = self.history.watch_opponent if self.history else None
 
-    def act_state(self, state, games):
-        obs = observe(state.select(games), state.current[games])
-        x = np.concatenate([obs, self.history.features(state, games)], 1) if self.history else obs
-        joins = None
+    def danger(self, state, games):
+        x = observe(state.select(games), state.current[games])
+        if self.history:
+            x = np.concatenate([x, self.history.features(state, games)], 1)
+        danger = self.net.danger(x)
         if self.truth:
             joins = bench_oracle.joins_meld(state._hands[games, 1 - state.current[games].astype(np.int64)])
-        out = self.act(obs, core.legal_action_mask(state)[games], x, joins)
-        thrown = np.flatnonzero((state.phase[games] == core.DISCARD) & (out < A.KNOCK))
-        g, me = games[thrown], state.current[games[thrown]].astype(np.int64)
-        self.stats["discards"] += thrown.size
-        self.stats["fed"] += int(bench_oracle.joins_meld(state._hands[g, 1 - me])[np.arange(g.size), out[thrown]].sum())
-        return out
-
-    @torch.no_grad()
-    def act(self, obs, mask, x=None, joins=None):
-        x = obs if x is None else x
-        probs = self.model.action_dist(torch.as_tensor(obs), torch.as_tensor(mask)).probs.numpy()
-        out = probs.argmax(1)
-        d = np.flatnonzero(mask[:, A.DISCARD:A.KNOCK].any(1))
-        own = out[d].copy()
-        if d.size:
-            danger = self.net.danger(x[d])
-            if self.truth == "misses":  # the net's misses, no false alarms
-                danger = np.where(joins[d], danger, 0.0)
-            elif self.truth == "false-alarms":  # the net's false alarms, no misses
-                danger = np.where(joins[d], 1.0, danger)
-            out[d] = (soft_deny(probs[d], mask[d], danger, self.soft) if self.soft else
-                      bench_oracle.swap_dangerous(out[d], probs[d], mask[d], danger, self.threshold, self.min_prob))
-        self.stats["turns"] += d.size
-        self.stats["changed"] += int((out[d] != own).sum())
-        return out
+            danger = np.where(joins, danger, 0.0) if self.truth == "misses" else np.where(joins, 1.0, danger)
+        return danger
 
 
 def save_net(net, path):
@@ -297,7 +263,7 @@ def main(argv=None):
                    "false-alarms (comma-separated; shown the opponent's hand: not fair)")
     p.add_argument("--weighted", action="store_true",
                    help="weight each held card's loss by the policy's probability of throwing it (plus 0.05)")
-    p.add_argument("--soft", default="", help="weights for the soft rule (soft_deny), comma-separated")
+    p.add_argument("--soft", default="", help="weights for the soft rule (bench_oracle.soft_deny), comma-separated")
     p.add_argument("--save", help="save the trained net here (safetensors)")
     p.add_argument("--load", help="skip the training: load a net saved with --save")
     p.add_argument("--seed", type=int, default=11)
@@ -340,23 +306,26 @@ def main(argv=None):
         return
     print(f"{args.matches} matches to 100 per cell, seed 2026: win rate (95% interval)")
     for name in args.opponents.split(","):
-        agents = {"none": NetDeny(policy, net, 2.0, 0.0, args.matches)}  # never swaps: the policy, counted
+        def deny(threshold, min_prob=0.0, soft=0.0, truth=""):
+            reader = NetReader(net, args.matches, truth)
+            return bench_model_reader.ReaderDeny(policy, reader, threshold, min_prob, record=True,
+                                                 compare_belief=False, soft=soft)
+
+        agents = {"none": deny(2.0)}  # never swaps: the policy, counted
         for spec in filter(None, args.deny.split(",")):
             t, m = map(float, spec.split("/"))
-            agents[f"net deny {t:g}/{m:g}"] = NetDeny(policy, net, t, m, args.matches)
+            agents[f"net deny {t:g}/{m:g}"] = deny(t, m)
             for truth in filter(None, args.truth.split(",")):
-                agents[f"net deny {t:g}/{m:g}, {truth} only"] = NetDeny(policy, net, t, m, args.matches, truth=truth)
+                agents[f"net deny {t:g}/{m:g}, {truth} only"] = deny(t, m, truth=truth)
         for w in map(float, filter(None, args.soft.split(","))):
-            agents[f"net soft {w:g}"] = NetDeny(policy, net, 1.0, 0.0, args.matches, soft=w)
+            agents[f"net soft {w:g}"] = deny(1.0, soft=w)
         for label, agent in agents.items():
-            watch_b = agent.history.watch_opponent if getattr(agent, "history", None) else None
-            r = play(agent, make_agent(name), args.matches, Rules(), 2026, watch_b=watch_b)
+            r = play(agent, make_agent(name), args.matches, Rules(), 2026, watch_b=agent.reader.watch_opponent)
             lo, hi = r["win_rate_a_ci95"]
-            line = f"  vs {name:<12} {label:<34} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f})"
-            if isinstance(agent, NetDeny):
-                st = agent.stats
-                line += (f"; changes {st['changed'] / max(st['turns'], 1):.3f} of its discard turns, "
-                         f"{st['fed'] / max(st['discards'], 1):.3f} of its discards join a meld of the opponent's")
+            fed = np.concatenate(agent.log["fed"])
+            line = (f"  vs {name:<12} {label:<34} {r['win_rate_a']:.3f} ({lo:.3f}-{hi:.3f}); changes "
+                    f"{agent.changed / max(agent.turns, 1):.3f} of its discard turns, {fed.mean():.3f} of its "
+                    f"discards join a meld of the opponent's")
             print(line, flush=True)
 
 

@@ -435,15 +435,21 @@ class LastMoveReader:
 
 class ReaderDeny:
     """The policy, with a reader's danger (``reader.danger(state, games)``) and
-    ``BeliefDeny``'s swap rule. With ``record``, keeps for the cards held at each discard
-    turn the danger, the belief's own danger (``BeliefDeny.danger``, for comparison on
-    the same decisions) and the truth, and whether each discard fed the opponent."""
+    ``BeliefDeny``'s swap rule, or with ``soft`` > 0 ``bench_oracle.soft_deny`` of that
+    weight. Counts its discard turns (``turns``) and those where the rule changed the
+    policy's choice (``changed``). With ``record``, keeps for the cards held at each
+    discard turn the danger, with ``compare_belief`` the belief's own danger
+    (``BeliefDeny.danger``, for comparison on the same decisions), and the truth, and
+    whether each discard fed the opponent."""
 
     def __init__(self, policy, reader, threshold: float, min_prob: float = 0.0, record: bool = False,
-                 seed: int = 0):
+                 seed: int = 0, compare_belief: bool = True, soft: float = 0.0):
         self.model, self.reader, self.threshold, self.min_prob = policy.model, reader, threshold, min_prob
-        self.record, self.log = record, {"danger": [], "belief": [], "truth": [], "fed": []}
-        self.belief = bench_oracle.BeliefDeny(policy, 1.0, seed=seed) if record and policy.model.has_belief else None
+        self.record, self.log, self.soft = record, {"danger": [], "belief": [], "truth": [], "fed": []}, soft
+        self.turns = self.changed = 0
+        self.belief = None
+        if record and compare_belief and policy.model.has_belief:
+            self.belief = bench_oracle.BeliefDeny(policy, 1.0, seed=seed)
 
     @torch.no_grad()
     def act_state(self, state, games):
@@ -455,7 +461,11 @@ class ReaderDeny:
         if not d.size:
             return out
         danger = self.reader.danger(state, games[d])
-        out[d] = bench_oracle.swap_dangerous(out[d], probs[d], mask[d], danger, self.threshold, self.min_prob)
+        own = out[d]
+        out[d] = (bench_oracle.soft_deny(probs[d], mask[d], danger, self.soft) if self.soft else
+                  bench_oracle.swap_dangerous(own, probs[d], mask[d], danger, self.threshold, self.min_prob))
+        self.turns += d.size
+        self.changed += int((out[d] != own).sum())
         if self.record:
             bench_oracle.record_reading(self.log, state, games[d], danger, out[d])
             if self.belief is not None:

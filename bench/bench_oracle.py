@@ -177,6 +177,16 @@ def swap_dangerous(out, probs, mask, card_danger, threshold: float, min_prob: fl
     return out
 
 
+def soft_deny(probs, mask, card_danger, weight: float):
+    """A softer rule than the swap: the legal action that maximises log P_policy(a) +
+    ``weight`` * log P(the card thrown does not join a meld), the second term 0 for
+    actions that throw no card face up (knocks included). ``weight`` 0: the policy's
+    own choice; large: the safest discard the policy gives any weight."""
+    score = np.where(mask, np.log(np.maximum(probs, 1e-30)), -np.inf)
+    score[:, A.DISCARD:A.KNOCK] += weight * np.log(np.clip(1 - card_danger, 1e-6, 1))
+    return score.argmax(1)
+
+
 def auc(score, truth) -> float:
     """Area under the ROC curve: the chance that a random positive scores above a random
     negative (ties count half; Mann-Whitney)."""

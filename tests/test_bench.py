@@ -637,17 +637,19 @@ def test_history_records_when_the_opponent_took_passed_and_threw_each_card():
     assert sum(checked) > 500
 
 
-def test_net_deny_that_never_swaps_plays_the_policys_own_games():
+def test_net_reader_that_never_swaps_plays_the_policys_own_games():
     from agents.evaluate import play
     from agents.policy import load_policy
     from ginenv.rules import Rules
     policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
     net = bench_danger_net.DangerNet(policy.model.actor.belief_net, hidden=16, card_hidden=8, extra=3)
     n = 8
-    agent = bench_danger_net.NetDeny(policy, net, threshold=2.0, n=n)
-    got = play(agent, make_agent("gin_hunter"), n, Rules(), seed=3, watch_b=agent.history.watch_opponent)
+    reader = bench_danger_net.NetReader(net, n)
+    agent = bench_model_reader.ReaderDeny(policy, reader, threshold=2.0)
+    got = play(agent, make_agent("gin_hunter"), n, Rules(), seed=3, watch_b=reader.watch_opponent)
     want = play(policy, make_agent("gin_hunter"), n, Rules(), seed=3)
     assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}
+    assert agent.turns > 100 and agent.changed == 0
 
 
 def test_soft_deny_maximises_the_policys_log_probability_plus_the_weighted_log_safety():
@@ -659,7 +661,7 @@ def test_soft_deny_maximises_the_policys_log_probability_plus_the_weighted_log_s
     probs /= probs.sum(1, keepdims=True)
     danger = rng.choice([0.0, 0.2, 0.5, 0.9, 1.0], (n, NUM_CARDS))
     for weight in (0.0, 1.0, 3.0):
-        got = bench_danger_net.soft_deny(probs, mask, danger, weight)
+        got = bench_oracle.soft_deny(probs, mask, danger, weight)
         for i in range(n):
             def score(a):
                 safety = 1 - danger[i, a] if a < A.KNOCK else 1.0
@@ -710,7 +712,7 @@ def test_oracle_split_errors_miss_every_melding_card_or_flag_every_card():
 
 
 @pytest.mark.parametrize("truth,bias", [("false-alarms", -50.0), ("misses", 50.0)])
-def test_net_deny_hybrids_with_a_net_that_is_never_or_always_alarmed_play_the_oracles_deny(truth, bias):
+def test_net_reader_hybrids_with_a_net_that_is_never_or_always_alarmed_play_the_oracles_deny(truth, bias):
     """Keeping only the false alarms of a net that raises none, or only the misses of a
     net that misses nothing, leaves the truth: the oracle's ``deny``, game for game."""
     from agents.evaluate import play
@@ -723,16 +725,17 @@ def test_net_deny_hybrids_with_a_net_that_is_never_or_always_alarmed_play_the_or
         net.card[-1].weight.zero_()
         net.card[-1].bias.fill_(bias)
     n = 8
-    got = play(bench_danger_net.NetDeny(policy, net, 0.5, 0.0, n, truth=truth), make_agent("gin_hunter"), n,
-               Rules(), seed=2)
+    hybrid = bench_model_reader.ReaderDeny(policy, bench_danger_net.NetReader(net, n, truth), 0.5)
+    got = play(hybrid, make_agent("gin_hunter"), n, Rules(), seed=2)
     want = play(bench_oracle.Oracle(policy, True, False), make_agent("gin_hunter"), n, Rules(), seed=2)
     plain = play(policy, make_agent("gin_hunter"), n, Rules(), seed=2)
     def games(r):
         return {k: v for k, v in r.items() if k != "a"}
 
     assert games(got) == games(want) and games(got) != games(plain)
+    assert 0 < hybrid.changed < hybrid.turns
     with pytest.raises(ValueError, match="unknown truth 'both'"):
-        bench_danger_net.NetDeny(policy, net, 0.5, truth="both")
+        bench_danger_net.NetReader(net, truth="both")
 
 
 def test_weighted_collection_weights_each_held_card_by_the_policys_chance_of_throwing_it():
