@@ -35,7 +35,7 @@ import yaml
 
 from agents import BASELINES, make_agent
 from agents.evaluate import play
-from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits
+from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits, lookahead_features, lookahead_size
 from agents.policy import Policy, load_policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS, TAKE_DISCARD
@@ -112,6 +112,11 @@ class Config:
     clipped apart from the policy's and the critic's)."""
     privileged_critic: bool = True
     """The critic also sees the opponent's hand (training only)."""
+    critic_lookahead: int = 0
+    """The privileged critic also sees what each of the next k stock cards would do to
+    each hand (each player's best deadwood if it drew the card; training only): most of
+    a hand's outcome that the two hands leave unexplained is in the stock, so the
+    advantages get less noisy."""
     opponent_self: float = 0.6
     """Share of episodes the learner plays against itself."""
     opponent_snapshot: float = 0.2
@@ -180,6 +185,10 @@ class Config:
             problems.append(f"architecture must be one of {', '.join(ARCHITECTURES)}")
         if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
             problems.append("hidden_sizes must be a non-empty list of positive widths")
+        if self.critic_lookahead < 0 or self.critic_lookahead > core.NUM_CARDS - core.STOCK_START:
+            problems.append(f"critic_lookahead must be between 0 and {core.NUM_CARDS - core.STOCK_START}")
+        if self.critic_lookahead and not self.privileged_critic:
+            problems.append("critic_lookahead needs privileged_critic: true")
         problems += _device_problems(self.device)
         if problems:
             raise ValueError("bad config: " + "; ".join(problems))
@@ -317,21 +326,53 @@ class Trainer:
 
     def _new_model(self) -> ActorCritic:
         c = self.config
-        return ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture).to(self.device)
+        return ActorCritic(tuple(c.hidden_sizes), c.activation, c.privileged_critic, c.architecture,
+                           c.critic_lookahead).to(self.device)
+
+    def network_spec(self) -> dict:
+        """The network's shape, as ``policy.json`` records it."""
+        c = self.config
+        return {"hidden_sizes": list(c.hidden_sizes), "activation": c.activation,
+                "privileged_critic": c.privileged_critic, "architecture": c.architecture,
+                "critic_lookahead": c.critic_lookahead}
+
+    CRITIC_ONLY = ("privileged_critic", "critic_lookahead")
 
     def _load_initial_weights(self, path) -> None:
         """``init_from``: the network weights of another run's checkpoint (not its optimizer,
-        counters or opponents: the run starts at update 0)."""
+        counters or opponents: the run starts at update 0). If only the critic's inputs
+        differ (``privileged_critic``, ``critic_lookahead``), the actor is loaded; the critic
+        is kept when it only gains lookahead inputs (their weights start at 0, so its values
+        start as they were), and starts fresh otherwise (give it ``critic_warmup_updates``)."""
         c = self.config
         policy = load_policy(path)  # clear errors for a missing or broken checkpoint
-        theirs = policy.meta["network"]
-        ours = {"hidden_sizes": list(c.hidden_sizes), "activation": c.activation,
-                "privileged_critic": c.privileged_critic, "architecture": c.architecture}
-        differ = {k: (theirs.get(k), v) for k, v in ours.items() if theirs.get(k) != v}
-        if differ:
-            raise ValueError(f"init_from {path}: its network does not match this config's: "
-                             + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in differ.items()))
-        self.model.load_state_dict(policy.model.state_dict())
+        theirs = {"critic_lookahead": 0, **policy.meta["network"]}
+        differ = {k: (theirs.get(k), v) for k, v in self.network_spec().items() if theirs.get(k) != v}
+        actor_differ = {k: d for k, d in differ.items() if k not in self.CRITIC_ONLY}
+        if actor_differ:
+            raise ValueError(f"init_from {path}: its actor does not match this config's: "
+                             + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in actor_differ.items())
+                             + " (only privileged_critic and critic_lookahead may differ: then the critic starts fresh)")
+        if not differ:
+            self.model.load_state_dict(policy.model.state_dict())
+            return
+        self.model.actor.load_state_dict(policy.model.actor.state_dict())
+        how = "the critic starts fresh"
+        if "privileged_critic" not in differ and theirs["critic_lookahead"] == 0:
+            # The inputs are [observation, opponent's hand, lookahead]: the old critic's are a
+            # prefix of the new one's, so it is kept and the new inputs start at weight 0.
+            old = policy.model.critic.state_dict()
+            with torch.no_grad():
+                for name, p in self.model.critic.state_dict().items():
+                    if name == "0.weight":
+                        p.zero_()
+                        p[:, :old[name].shape[1]] = old[name]
+                    else:
+                        p.copy_(old[name])
+            how = "the critic is kept, its new lookahead inputs start at weight 0"
+        if not self.quiet:
+            print(f"init_from {path}: actor loaded; {how} ("
+                  + "; ".join(f"{k} {a!r} there, {b!r} here" for k, (a, b) in differ.items()) + ")")
 
     def _tensor(self, array) -> torch.Tensor:
         """A numpy batch as a tensor on the network's device."""
@@ -360,6 +401,7 @@ class Trainer:
         obs_buf = np.zeros((T, N, OBS_SIZE), np.float32)
         mask_buf = np.zeros((T, N, NUM_ACTIONS), bool)
         opp_buf = np.zeros((T, N, 52), np.float32)
+        look_buf = np.zeros((T, N, lookahead_size(c.critic_lookahead)), np.float32)
         actions = np.zeros((T, N), np.int64)
         logprobs = np.zeros((T, N), np.float32)
         values = np.zeros((T, N), np.float32)
@@ -379,10 +421,11 @@ class Trainer:
             L = np.flatnonzero(learner)
             obs_buf[t], mask_buf[t] = obs, mask
             opp_buf[t] = state._hands[rows, 1 - mover]
+            if c.critic_lookahead:
+                look_buf[t, L] = self._lookahead(state, L, mover[L])
             with torch.no_grad():
                 a, lp, _, v = self.model.get_action_and_value(
-                    self._tensor(obs[L]), self._tensor(mask[L]),
-                    opponent_hand=self._tensor(opp_buf[t, L]) if c.privileged_critic else None)
+                    self._tensor(obs[L]), self._tensor(mask[L]), **self._privileged(opp_buf[t, L], look_buf[t, L]))
             act[L], logprobs[t, L], values[t, L] = a.cpu().numpy(), lp.cpu().numpy(), v.cpu().numpy()
             valid[t, L] = True
             prev = pending[L, mover[L]]
@@ -413,11 +456,25 @@ class Trainer:
             if has.size:
                 with torch.no_grad():
                     view = self._tensor(observe(state, seat)[has])
-                    opp = self._tensor(state._hands[has, 1 - seat].astype(np.float32))
-                    boot[pending[has, seat], has] = self.model.get_value(
-                        view, opp if c.privileged_critic else None).cpu().numpy()
-        return dict(obs=obs_buf, mask=mask_buf, opp=opp_buf, actions=actions, logprobs=logprobs, values=values,
+                    boot[pending[has, seat], has] = self.model.get_value(view, **self._privileged(
+                        state._hands[has, 1 - seat].astype(np.float32),
+                        self._lookahead(state, has, np.full(has.size, seat)))).cpu().numpy()
+        return dict(obs=obs_buf, mask=mask_buf, opp=opp_buf, lookahead=look_buf, actions=actions, logprobs=logprobs, values=values,
                     rewards=rewards, dones=dones, valid=valid, next_t=next_t, boot=boot)
+
+    def _privileged(self, opponent_hand: np.ndarray, lookahead: np.ndarray) -> dict:
+        """The critic's training-only inputs, as keyword arguments of the network's calls."""
+        c = self.config
+        return {"opponent_hand": self._tensor(opponent_hand) if c.privileged_critic else None,
+                "lookahead": self._tensor(lookahead) if c.critic_lookahead else None}
+
+    def _lookahead(self, state, games: np.ndarray, me: np.ndarray) -> np.ndarray:
+        """``lookahead_features`` of the given games, seen by player ``me`` (empty without
+        ``critic_lookahead``)."""
+        k = self.config.critic_lookahead
+        if not k:
+            return np.zeros((len(games), 0), np.float32)
+        return lookahead_features(state._hands[games, me], state._hands[games, 1 - me], state.stock_top(k)[games])
 
     def _opponents_act(self, games, obs, mask, act) -> None:
         for k, kind in enumerate(self.kinds):
@@ -457,6 +514,7 @@ class Trainer:
         b_obs = self._tensor(b["obs"][v])
         b_mask = self._tensor(b["mask"][v])
         b_opp = self._tensor(b["opp"][v])
+        b_look = self._tensor(b["lookahead"][v]) if c.critic_lookahead else None
         b_actions = self._tensor(b["actions"][v])
         b_logprobs = self._tensor(b["logprobs"][v])
         b_adv = self._tensor(adv[v])
@@ -469,7 +527,8 @@ class Trainer:
             for part in np.array_split(self.rng.permutation(n), c.num_minibatches):
                 mb = self._tensor(part)
                 newlogprob, entropy, newvalue, belief_logits = self.model.evaluate_actions(
-                    b_obs[mb], b_mask[mb], b_actions[mb], b_opp[mb] if c.privileged_critic else None)
+                    b_obs[mb], b_mask[mb], b_actions[mb], b_opp[mb] if c.privileged_critic else None,
+                    b_look[mb] if c.critic_lookahead else None)
                 logratio = newlogprob - b_logprobs[mb]
                 ratio = logratio.exp()
                 with torch.no_grad():
@@ -582,8 +641,7 @@ class Trainer:
     # ------------------------------------------------------------- checkpointing
     def meta(self) -> dict:
         c = self.config
-        return {"network": {"hidden_sizes": list(c.hidden_sizes), "activation": c.activation,
-                            "privileged_critic": c.privileged_critic, "architecture": c.architecture},
+        return {"network": self.network_spec(),
                 "rules": self.rules.to_dict(), "config": dataclasses.asdict(c), "update": self.update,
                 "decisions": self.decisions, "evaluation": self.last_eval}
 

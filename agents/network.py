@@ -31,15 +31,19 @@ The actor sees only the player's observation; illegal logits are filled with -1e
 before the softmax (never ``log(mask)``; not the smallest float either, which turns
 into -inf once normalised and makes the entropy 0 * -inf = nan). The critic sees the same
 observation and, with ``privileged_critic``, the opponent's hand too (52 more inputs,
-known during training only). The trained policy uses the actor alone, so it stays fair.
+known during training only); with ``critic_lookahead`` k > 0, also what each of the
+next k stock cards would do to each hand (``lookahead_features``). The trained policy
+uses the actor alone, so it stays fair.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from torch import nn
 from torch.distributions import Categorical
 
+from ginenv import melds
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS
 from ginenv.cards import NUM_RANKS, NUM_SUITS
@@ -179,6 +183,45 @@ class CardActor(nn.Module):
         return belief_probabilities(obs, self.belief_net(obs))
 
 
+def lookahead_size(k: int) -> int:
+    """Number of ``lookahead_features`` for a window of k stock cards (0 for none)."""
+    return 4 * k + 2 if k else 0
+
+
+def lookahead_features(own: np.ndarray, opponent: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """What the next stock cards would do to each hand, for a training-time critic.
+
+    ``own`` and ``opponent`` ``(B, 52)`` bool: the deciding player's hand and the
+    opponent's, 10 cards each, or 11 for the player in its discard turn (then taken down
+    to 10 by its deadwood-minimising discard, the lowest card id on ties); ``top``
+    ``(B, k)``: the next k stock cards, top first, -1 past the end (``State.stock_top``).
+    Returns ``(B, 4 k + 2)`` float32: for each j < k, the deciding player's and the
+    opponent's best deadwood if they drew card j (the 11 cards' deadwood after their best
+    discard; the 10 cards' own deadwood past the stock's end), each over 100; then 1
+    where those are 0 (gin in reach); then the two 10-card hands' deadwood, over 100."""
+    b, k = top.shape
+    out = np.zeros((b, 4 * k + 2), np.float32)
+    for side, hand in enumerate((own, opponent)):
+        hand = hand.copy()
+        eleven = np.flatnonzero(hand.sum(1) == 11)
+        if eleven.size:
+            after = melds.deadwood_after_discard(hand[eleven]).astype(np.int64)
+            hand[eleven, np.where(hand[eleven], after, 999).argmin(1)] = False
+        now = melds.deadwood(hand).astype(np.float32)
+        out[:, 4 * k + side] = now / 100
+        for j in range(k):
+            card = top[:, j]
+            has = np.flatnonzero(card >= 0)
+            best = now.copy()
+            drawn = hand[has]
+            drawn[np.arange(has.size), card[has]] = True
+            after = melds.deadwood_after_discard(drawn).astype(np.int64)
+            best[has] = np.where(drawn, after, 999).min(1)
+            out[:, 2 * j + side] = best / 100
+            out[:, 2 * k + 2 * j + side] = best == 0
+    return out
+
+
 def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torch.Tensor:
     """``(B, 52)``: the belief net's probability on the unseen cards, 1 on the cards the
     opponent took and still holds, 0 on every other seen card."""
@@ -197,29 +240,39 @@ def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: t
 
 class ActorCritic(nn.Module):
     def __init__(self, hidden_sizes=(256, 256), activation: str = "relu", privileged_critic: bool = False,
-                 architecture: str = "cards"):
+                 architecture: str = "cards", critic_lookahead: int = 0):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}")
         if architecture not in ARCHITECTURES:
             raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}; got {architecture!r}")
-        self.privileged_critic = privileged_critic
+        if critic_lookahead < 0 or (critic_lookahead and not privileged_critic):
+            raise ValueError(f"critic_lookahead must be >= 0, and > 0 only with privileged_critic; got {critic_lookahead}")
+        self.privileged_critic, self.critic_lookahead = privileged_critic, critic_lookahead
         hidden = list(hidden_sizes)
         if architecture in ("cards", "relational", "belief"):
             self.actor = CardActor(hidden, activation, relational=architecture == "relational",
                                    belief=architecture == "belief")
         else:
             self.actor = mlp([OBS_SIZE] + hidden, activation, NUM_ACTIONS, 0.01)
-        critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0)
+        critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0) + lookahead_size(critic_lookahead)
         self.critic = mlp([critic_in] + hidden, activation, 1, 1.0)
 
     @property
     def has_belief(self) -> bool:
         return getattr(self.actor, "belief_net", None) is not None
 
-    def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None) -> torch.Tensor:
-        x = torch.cat([obs, opponent_hand], 1) if self.privileged_critic else obs
-        return self.critic(x).squeeze(-1)
+    def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None,
+                  lookahead: torch.Tensor | None = None) -> torch.Tensor:
+        """The critic's value; ``opponent_hand`` ``(B, 52)`` with ``privileged_critic``,
+        ``lookahead`` ``(B, 4 k + 2)`` (``lookahead_features``) with ``critic_lookahead`` k."""
+        missing = ((["the opponent's hand"] if self.privileged_critic and opponent_hand is None else [])
+                   + ([f"the lookahead features of the next {self.critic_lookahead} stock cards"]
+                      if self.critic_lookahead and lookahead is None else []))
+        if missing:
+            raise ValueError("this critic needs " + " and ".join(missing))
+        parts = [obs] + ([opponent_hand] if self.privileged_critic else []) + ([lookahead] if self.critic_lookahead else [])
+        return self.critic(torch.cat(parts, 1) if len(parts) > 1 else obs).squeeze(-1)
 
     def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:
         """The actor's distribution over the legal actions."""
@@ -229,18 +282,18 @@ class ActorCritic(nn.Module):
         """The actor's logits and its belief logits (``None`` if it has no belief net)."""
         return self.actor.forward_with_belief(obs) if self.has_belief else (self.actor(obs), None)
 
-    def evaluate_actions(self, obs, mask, action, opponent_hand=None):
+    def evaluate_actions(self, obs, mask, action, opponent_hand=None, lookahead=None):
         """For the PPO update: log-probabilities of ``action``, entropies, values and the
         belief logits (``None`` without a belief net), each network run once."""
         logits, belief_logits = self.actor_with_belief(obs)
         dist = Categorical(logits=masked_logits(logits, mask))
-        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand), belief_logits
+        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand, lookahead), belief_logits
 
-    def get_action_and_value(self, obs, mask, action=None, opponent_hand=None):
+    def get_action_and_value(self, obs, mask, action=None, opponent_hand=None, lookahead=None):
         dist = self.action_dist(obs, mask)
         if action is None:
             action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand)
+        return action, dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand, lookahead)
 
     def act_greedy(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return masked_logits(self.actor(obs), mask).argmax(-1)

@@ -102,7 +102,8 @@ def read_meta(step_dir: Path) -> dict:
 def build_model(meta: dict) -> ActorCritic:
     net = meta.get("network") or {}
     return ActorCritic(tuple(net.get("hidden_sizes", (256, 256))), net.get("activation", "relu"),
-                       bool(net.get("privileged_critic", False)), net.get("architecture", "cards"))
+                       bool(net.get("privileged_critic", False)), net.get("architecture", "cards"),
+                       int(net.get("critic_lookahead", 0)))
 
 
 def load_tensors(path: Path) -> dict:

@@ -18,8 +18,8 @@ turns use the policy.
 the candidate, then the opponent's turn (policy or opponent, as above), then the
 privileged critic's value at the bot's next decision, which reads the world's opponent
 hand (or the hand's points if it ended). Its worlds deal the opponent's unknown cards by
-the belief net's odds (``--uniform``: uniformly). ``--critic-fit`` only measures how much
-of the hands' outcomes the critic predicts.
+the belief net's odds (``--uniform``: uniformly). How much of the hands' outcomes the
+critic predicts: ``bench/bench_critic.py``.
 
 The bench plays the same deals (single hands, seats alternating) with the plain policy
 and with the search, and prints both means and the paired difference with its standard
@@ -182,27 +182,6 @@ def play_hands(agent, opponent, n: int, rules: Rules, seed: int, watch=None, wat
     return (s.final_scores[rows, seat] - s.final_scores[rows, 1 - seat]).astype(np.float64)
 
 
-@torch.no_grad()
-def critic_fit(policy, opponent, n: int, rules: Rules, seed: int):
-    """How well the privileged critic predicts the hand: over n single hands of the
-    policy against ``opponent`` (seats alternating), the critic's value at each of the
-    policy's decisions (in points) against the hand's final net points. Returns the
-    mean value, the mean outcome and the explained variance 1 - Var(outcome - value) /
-    Var(outcome)."""
-    model, scale = policy.model, float(policy.meta["config"]["reward_scale"])
-    games, values = [], []
-
-    def watch(state, idx, actions):
-        me = state.current[idx].astype(np.int64)
-        hidden = torch.as_tensor(state._hands[idx, 1 - me], dtype=torch.float32)
-        games.append(idx)
-        values.append(model.get_value(torch.as_tensor(observe(state.select(idx), me)), hidden).double().numpy() / scale)
-
-    net = play_hands(policy, opponent, n, rules, seed, watch=watch)
-    v, y = np.concatenate(values), net[np.concatenate(games)]
-    return v.mean(), y.mean(), 1 - np.var(y - v) / np.var(y)
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", nargs="?", default="checkpoints/champion")
@@ -218,19 +197,12 @@ def main(argv=None):
     p.add_argument("--search", choices=("rollout", "critic"), default="rollout",
                    help="score candidates by greedy playouts to the end of the hand, or one turn deep by the critic")
     p.add_argument("--uniform", action="store_true", help="critic search: uniform worlds, not the belief's")
-    p.add_argument("--critic-fit", action="store_true",
-                   help="only measure how well the critic predicts the hands' outcomes, then stop")
     p.add_argument("--seed", type=int, default=2026)
     args = p.parse_args(argv)
     torch.set_num_threads(2)
     rules = Rules.preset("standard")
     policy = load_policy(args.checkpoint)
     opponent = make_agent(args.opponent)
-    if args.critic_fit:
-        value, outcome, explained = critic_fit(policy, opponent, args.hands, rules, args.seed)
-        print(f"{args.hands} hands vs {args.opponent}, seed {args.seed}: the critic's mean value {value:+.2f} points, "
-              f"mean outcome {outcome:+.2f} (per decision), explained variance {explained:.3f}")
-        return
     t = time.time()
     base = play_hands(policy, opponent, args.hands, rules, args.seed)
     t_base = time.time() - t

@@ -168,6 +168,13 @@ class State:
         """The stock of one game, top card first (private)."""
         return self._deck[game, self.stock_pos[game]:].astype(np.int64)
 
+    def stock_top(self, k: int) -> np.ndarray:
+        """``(B, k)`` int64: the next ``k`` stock cards of every game, top first, -1 past the
+        stock's end (private: for a training-time critic only)."""
+        pos = self.stock_pos.astype(np.int64)[:, None] + np.arange(k)
+        cards = np.take_along_axis(self._deck, np.minimum(pos, NUM_CARDS - 1), 1).astype(np.int64)
+        return np.where(pos < NUM_CARDS, cards, -1)
+
     def hand(self, game: int, player: int) -> np.ndarray:
         """The card ids one player holds (private to that player)."""
         return np.flatnonzero(self._hands[game, player])

@@ -247,25 +247,48 @@ def test_critic_search_worlds_follow_the_belief():
     assert freq[True][disliked].sum() < freq[False][disliked].sum() - 0.5
 
 
-def test_critic_fit_scales_the_critic_to_points_and_scores_a_constant_as_explaining_nothing(monkeypatch):
+def test_critic_fit_scales_each_critic_to_points_and_gives_it_its_training_inputs(monkeypatch, tmp_path):
     import torch
 
-    from agents.policy import load_policy
+    import train
+    from agents import policy as policy_module
     from ginenv.rules import Rules
-    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
-    calls = []
+    bench_critic = load_bench("bench_critic")
+    champion = Path(__file__).resolve().parents[1] / "checkpoints" / "champion"
+    config = train.make_config(config_file=Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml", sets=[
+        "total_decisions=1", "critic_lookahead=3", f"log_dir={tmp_path}", f"checkpoint_dir={tmp_path}", "run_name=r"])
+    lookahead_run = train.train(config, quiet=True)
+    real_load, calls, outcome = policy_module.load_policy, [], {}
 
-    def constant(obs, opponent_hand=None):
-        calls.append((obs.shape[0], opponent_hand.sum(1)))
-        return torch.full((obs.shape[0],), 0.07)
+    def load(path):  # each critic answers a constant in its own units, and records its inputs
+        policy = real_load(path)
+        value = 0.07 if Path(path) == champion else 0.0
 
-    monkeypatch.setattr(policy.model, "get_value", constant)
-    value, outcome, explained = bench_search.critic_fit(policy, make_agent("knock_early"), 40, Rules.preset("standard"), 2)
-    assert value == pytest.approx(7.0)  # 0.07 at the trainer's reward scale of 0.01
-    assert explained == pytest.approx(0.0, abs=1e-9)
-    assert all(((h == 10) | (h == 11)).all() for _, h in calls)  # the opponent's whole hand, as in training
-    base = bench_search.play_hands(policy, make_agent("knock_early"), 40, Rules.preset("standard"), 2)
-    assert base.min() <= outcome <= base.max()
+        def constant(obs, opponent_hand=None, lookahead=None):
+            calls.append((policy.model.critic_lookahead, opponent_hand, lookahead))
+            return torch.full((obs.shape[0],), value)
+
+        policy.model.get_value = constant
+        return policy
+
+    monkeypatch.setattr(bench_critic, "load_policy", load)
+    real_explained = bench_critic.explained
+
+    def explained(values, y):
+        outcome[len(outcome)] = (values, y)
+        return real_explained(values, y)
+
+    monkeypatch.setattr(bench_critic, "explained", explained)
+    scores = bench_critic.critic_fit([champion, lookahead_run], make_agent("knock_early"), 40, 2)
+    (v0, y), (v1, _) = outcome[0], outcome[1]
+    assert np.allclose(v0, 7.0) and (v1 == 0.0).all()  # 0.07 at the reward scale of 0.01
+    assert scores == [pytest.approx(0.0, abs=1e-9)] * 2  # a constant explains nothing
+    base = bench_critic.bench_search.play_hands(real_load(champion), make_agent("knock_early"), 40,
+                                                Rules.preset("standard"), 2)
+    assert set(np.unique(y)) <= set(base)  # the champion's own hands, each decision scored by its hand
+    for k, hand, look in calls:
+        assert ((hand.sum(1) == 10) | (hand.sum(1) == 11)).all()  # the opponent's whole hand, as in training
+        assert (look is None) == (k == 0) and (k == 0 or look.shape[1] == 4 * 3 + 2)
 
 
 def test_search_leaves_a_sure_policy_alone_and_otherwise_searches():

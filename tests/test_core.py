@@ -484,3 +484,18 @@ def test_resample_hidden_with_weights_is_forced_and_checked():
     for bad in (np.full((8, 51), 1.0), np.full((8, 52), -1.0), np.full((8, 52), np.nan)):
         with pytest.raises(ValueError, match="weights"):
             core.resample_hidden(state, viewer, np.random.default_rng(1), bad)
+
+
+def test_stock_top_is_the_stock_in_order_then_minus_one():
+    rng = np.random.default_rng(5)
+    state = core.init(64, "standard", seed=6, mode="match")
+    for steps in (0, 3, 17, 60, 200):
+        for _ in range(steps):
+            core.step(state, random_actions(core.legal_action_mask(state), rng))
+        for k in (1, 8, 31):
+            top = state.stock_top(k)
+            assert top.shape == (64, k)
+            for g in range(64):
+                stock = list(state.stock(g))[:k]
+                assert list(top[g]) == stock + [-1] * (k - len(stock))
+    assert (state.stock_size <= 31).all() and (state.stock_size < 31).any()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from safetensors.torch import load_file
 
 import train
@@ -446,3 +447,130 @@ def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network
         train.Trainer(tiny_config(tmp_path / "e", init_from=str(tmp_path / "missing")), quiet=True)
     with pytest.raises(ValueError, match="feed_penalty"):
         tiny_config(tmp_path, feed_penalty=-1)
+
+
+def reference_lookahead(own, opponent, top):
+    """``lookahead_features`` one game at a time, by brute force over the discards."""
+    from ginenv import melds
+
+    def to_ten(hand):
+        if hand.sum() == 11:  # the deadwood-minimising discard, lowest card id on ties
+            options = [(melds.deadwood(hand & (np.arange(52) != c)), c) for c in np.flatnonzero(hand)]
+            hand = hand & (np.arange(52) != min(options)[1])
+        return hand
+
+    def best_after_drawing(hand, card):
+        if card < 0:
+            return melds.deadwood(hand)
+        drawn = hand.copy()
+        drawn[card] = True
+        return min(melds.deadwood(drawn & (np.arange(52) != c)) for c in np.flatnonzero(drawn))
+
+    k = top.shape[1]
+    out = np.zeros((len(top), 4 * k + 2), np.float32)
+    for g in range(len(top)):
+        hands = [to_ten(own[g]), to_ten(opponent[g])]
+        for side, hand in enumerate(hands):
+            out[g, 4 * k + side] = melds.deadwood(hand) / 100
+            for j in range(k):
+                best = best_after_drawing(hand, top[g, j])
+                out[g, 2 * j + side] = best / 100
+                out[g, 2 * k + 2 * j + side] = best == 0
+    return out
+
+
+def test_lookahead_features_match_a_brute_force_over_the_discards():
+    from agents.network import lookahead_features
+    from ginenv import core
+    rng = np.random.default_rng(3)
+    state = core.init(48, "standard", seed=4, mode="match")
+    checked = 0
+    for steps in (0, 1, 2, 7, 30, 31, 90):
+        for _ in range(steps):
+            mask = core.legal_action_mask(state)
+            core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+        live = np.flatnonzero(~state.done)
+        me = state.current[live].astype(np.int64)
+        own, opp = state._hands[live, me], state._hands[live, 1 - me]
+        for top in (state.stock_top(5)[live], state.stock_top(31)[live]):
+            got = lookahead_features(own, opp, top)
+            np.testing.assert_allclose(got, reference_lookahead(own, opp, top), atol=1e-6)
+            checked += len(live)
+        # Adversarial: near-gin hands, so that gin in reach (a feature of 1) happens.
+        gin = np.zeros((6, 52), bool)
+        gin[:, [0, 1, 2, 13, 14, 15, 26, 27, 28]] = True  # ace-2-3 in three suits: the fourth ace is gin
+        gin[np.arange(6), [40, 41, 42, 43, 44, 45]] = True
+        far = np.zeros((6, 52), bool)
+        far[:, [3, 5, 7, 9, 11, 16, 20, 24, 30, 34]] = True
+        near = np.array([[4, 39, 12, -1], [46, 39, 12, 4], [-1, -1, -1, -1], [4, 4, 4, 4], [29, 17, 18, 38],
+                         [39, 40, 41, 42]])
+        got = lookahead_features(gin, far, near)
+        np.testing.assert_allclose(got, reference_lookahead(gin, far, near), atol=1e-6)
+        assert got[:, 8:16].max() == 1
+    assert checked > 300
+
+
+def test_the_lookahead_critic_sees_the_cards_to_come(tmp_path):
+    from agents.network import lookahead_features
+    k = 3
+    trainer = train.Trainer(tiny_config(tmp_path, critic_lookahead=k, opponent_self=0.5, opponent_snapshot=0.0,
+                                        opponent_knock_early=0.5, num_envs=32, num_steps=40), quiet=True)
+    states = []
+    real_step = trainer.env.step
+
+    def step(actions):  # the state each decision was taken in, copied before the step
+        states.append(trainer.env.state.copy())
+        return real_step(actions)
+
+    trainer.env.step = step
+    b = trainer.rollout()
+    assert len(states) == 40 and b["valid"].any() and not b["valid"].all()
+    for t, state in enumerate(states):
+        rows = np.flatnonzero(b["valid"][t])
+        me = state.current[rows].astype(np.int64)
+        want = lookahead_features(state._hands[rows, me], state._hands[rows, 1 - me], state.stock_top(k)[rows])
+        np.testing.assert_array_equal(b["lookahead"][t, rows], want)
+        assert (b["lookahead"][t, ~b["valid"][t]] == 0).all()
+    # The critic reads them, and cannot be called without them.
+    obs, opp = trainer._tensor(b["obs"][0]), trainer._tensor(b["opp"][0])
+    look = trainer._tensor(b["lookahead"][0])
+    v = trainer.model.get_value(obs, opp, look)
+    assert not torch.allclose(v, trainer.model.get_value(obs, opp, look.flip(0)))
+    with pytest.raises(ValueError, match="lookahead features of the next 3 stock cards"):
+        trainer.model.get_value(obs, opp)
+    # It trains, and its checkpoint loads with the lookahead critic's shape.
+    trainer.env.step = real_step
+    path = trainer.train()
+    policy = load_policy(path)
+    assert policy.meta["network"]["critic_lookahead"] == k
+    assert policy.model.critic[0].in_features == b["obs"].shape[2] + 52 + 4 * k + 2
+
+
+def test_init_from_loads_the_actor_alone_when_only_the_critic_differs(tmp_path):
+    first = train.Trainer(tiny_config(tmp_path / "a"), quiet=True).train(stop_after=2)
+    weights = load_file(str(first / "policy.safetensors"))
+    old = load_policy(first).model
+    second = train.Trainer(tiny_config(tmp_path / "b", init_from=str(first), critic_lookahead=4), quiet=True)
+    for name, v in second.model.actor.state_dict().items():
+        assert (v == weights["actor." + name]).all(), name
+    # The critic gains inputs: kept, the new inputs' weights 0, so the same values.
+    w = second.model.critic[0].weight
+    assert w.shape[1] == weights["critic.0.weight"].shape[1] + 18
+    assert (w[:, :-18] == weights["critic.0.weight"]).all() and (w[:, -18:] == 0).all()
+    b = second.rollout()
+    obs, opp = second._tensor(b["obs"][0]), second._tensor(b["opp"][0])
+    with torch.no_grad():
+        torch.testing.assert_close(second.model.get_value(obs, opp, second._tensor(b["lookahead"][0])),
+                                   old.get_value(obs, opp))
+    # Without the opponent's hand the inputs are no prefix: a fresh critic.
+    third = train.Trainer(tiny_config(tmp_path / "c", init_from=str(first), privileged_critic="false"), quiet=True)
+    assert third.model.critic[0].weight.shape[1] == weights["critic.0.weight"].shape[1] - 52
+    for name, v in third.model.actor.state_dict().items():
+        assert (v == weights["actor." + name]).all(), name
+    with pytest.raises(ValueError, match=r"actor does not match.*architecture is 'cards' there, 'belief' here"):
+        train.Trainer(tiny_config(tmp_path / "d", init_from=str(first), critic_lookahead=4, architecture="belief"),
+                      quiet=True)
+    with pytest.raises(ValueError, match="critic_lookahead needs privileged_critic"):
+        tiny_config(tmp_path, critic_lookahead=2, privileged_critic="false")
+    with pytest.raises(ValueError, match="critic_lookahead must be between 0 and 31"):
+        tiny_config(tmp_path, critic_lookahead=32)
