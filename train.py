@@ -129,7 +129,9 @@ class Config:
     """Share against the random baseline."""
     init_from: str = ""
     """Start from the network weights of this checkpoint (a run or step directory) instead
-    of fresh ones; its network (architecture, sizes, critic) must be this config's."""
+    of fresh ones; its actor (architecture, sizes) must be this config's. If only the
+    critic's inputs differ, the actor is loaded and the critic kept (lookahead inputs
+    added at weight 0) or started fresh (give it ``critic_warmup_updates``)."""
     bc_teacher: str = ""
     """Warm start: a baseline whose moves the actor imitates before PPO ("" for none)."""
     bc_decisions: int = 0
@@ -352,7 +354,7 @@ class Trainer:
         if actor_differ:
             raise ValueError(f"init_from {path}: its actor does not match this config's: "
                              + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in actor_differ.items())
-                             + " (only privileged_critic and critic_lookahead may differ: then the critic starts fresh)")
+                             + " (only the critic's inputs, privileged_critic and critic_lookahead, may differ)")
         if not differ:
             self.model.load_state_dict(policy.model.state_dict())
             return
