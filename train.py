@@ -35,7 +35,7 @@ import yaml
 
 from agents import BASELINES, make_agent
 from agents.evaluate import play
-from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits, lookahead_features, lookahead_size
+from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits, lookahead_size, state_lookahead
 from agents.policy import Policy, load_policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS, TAKE_DISCARD
@@ -461,8 +461,8 @@ class Trainer:
                     boot[pending[has, seat], has] = self.model.get_value(view, **self._privileged(
                         state._hands[has, 1 - seat].astype(np.float32),
                         self._lookahead(state, has, np.full(has.size, seat)))).cpu().numpy()
-        return dict(obs=obs_buf, mask=mask_buf, opp=opp_buf, lookahead=look_buf, actions=actions, logprobs=logprobs, values=values,
-                    rewards=rewards, dones=dones, valid=valid, next_t=next_t, boot=boot)
+        return dict(obs=obs_buf, mask=mask_buf, opp=opp_buf, lookahead=look_buf, actions=actions, logprobs=logprobs,
+                    values=values, rewards=rewards, dones=dones, valid=valid, next_t=next_t, boot=boot)
 
     def _privileged(self, opponent_hand: np.ndarray, lookahead: np.ndarray) -> dict:
         """The critic's training-only inputs, as keyword arguments of the network's calls."""
@@ -476,7 +476,7 @@ class Trainer:
         k = self.config.critic_lookahead
         if not k:
             return np.zeros((len(games), 0), np.float32)
-        return lookahead_features(state._hands[games, me], state._hands[games, 1 - me], state.stock_top(k)[games])
+        return state_lookahead(state, games, me, k)
 
     def _opponents_act(self, games, obs, mask, act) -> None:
         for k, kind in enumerate(self.kinds):

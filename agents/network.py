@@ -200,26 +200,24 @@ def lookahead_features(own: np.ndarray, opponent: np.ndarray, top: np.ndarray) -
     discard; the 10 cards' own deadwood past the stock's end), each over 100; then 1
     where those are 0 (gin in reach); then the two 10-card hands' deadwood, over 100."""
     b, k = top.shape
-    out = np.zeros((b, 4 * k + 2), np.float32)
-    for side, hand in enumerate((own, opponent)):
-        hand = hand.copy()
-        eleven = np.flatnonzero(hand.sum(1) == 11)
-        if eleven.size:
-            after = melds.deadwood_after_discard(hand[eleven]).astype(np.int64)
-            hand[eleven, np.where(hand[eleven], after, 999).argmin(1)] = False
-        now = melds.deadwood(hand).astype(np.float32)
-        out[:, 4 * k + side] = now / 100
-        for j in range(k):
-            card = top[:, j]
-            has = np.flatnonzero(card >= 0)
-            best = now.copy()
-            drawn = hand[has]
-            drawn[np.arange(has.size), card[has]] = True
-            after = melds.deadwood_after_discard(drawn).astype(np.int64)
-            best[has] = np.where(drawn, after, 999).min(1)
-            out[:, 2 * j + side] = best / 100
-            out[:, 2 * k + 2 * j + side] = best == 0
-    return out
+    hands = np.stack([own, opponent])  # (2, B, 52)
+    eleven = np.nonzero(hands.sum(2) == 11)
+    if eleven[0].size:  # cards not held are NOT_IN_HAND, above any deadwood
+        hands[eleven + (melds.deadwood_after_discard(hands[eleven]).argmin(1),)] = False
+    now = melds.deadwood(hands).astype(np.float32)  # (2, B)
+    # Every hand with every coming card added, in one call of the meld tables.
+    drawn = np.repeat(hands[:, None], k, 1)  # (2, k, B, 52)
+    side, j, g = np.nonzero(np.broadcast_to(top.T >= 0, (2, k, b)))
+    drawn[side, j, g, top[g, j]] = True
+    best = np.where(top.T >= 0, melds.deadwood_after_discard(drawn).min(-1), now[:, None])  # (2, k, B)
+    per_card = best.transpose(2, 1, 0).reshape(b, 2 * k)  # card j: own, then opponent
+    return np.concatenate([per_card / 100, per_card == 0, now.T / 100], 1).astype(np.float32)
+
+
+def state_lookahead(state, games: np.ndarray, me: np.ndarray, k: int) -> np.ndarray:
+    """``lookahead_features`` of the games ``games`` of an engine state, seen by player
+    ``me`` (one per game), over the next k stock cards."""
+    return lookahead_features(state._hands[games, me], state._hands[games, 1 - me], state.stock_top(k)[games])
 
 
 def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torch.Tensor:
@@ -247,7 +245,8 @@ class ActorCritic(nn.Module):
         if architecture not in ARCHITECTURES:
             raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}; got {architecture!r}")
         if critic_lookahead < 0 or (critic_lookahead and not privileged_critic):
-            raise ValueError(f"critic_lookahead must be >= 0, and > 0 only with privileged_critic; got {critic_lookahead}")
+            raise ValueError("critic_lookahead must be >= 0, and > 0 only with privileged_critic; "
+                             f"got {critic_lookahead}")
         self.privileged_critic, self.critic_lookahead = privileged_critic, critic_lookahead
         hidden = list(hidden_sizes)
         if architecture in ("cards", "relational", "belief"):
@@ -271,7 +270,8 @@ class ActorCritic(nn.Module):
                       if self.critic_lookahead and lookahead is None else []))
         if missing:
             raise ValueError("this critic needs " + " and ".join(missing))
-        parts = [obs] + ([opponent_hand] if self.privileged_critic else []) + ([lookahead] if self.critic_lookahead else [])
+        parts = [obs] + ([opponent_hand] if self.privileged_critic else [])
+        parts += [lookahead] if self.critic_lookahead else []
         return self.critic(torch.cat(parts, 1) if len(parts) > 1 else obs).squeeze(-1)
 
     def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:

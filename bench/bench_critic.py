@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents import make_agent
-from agents.network import lookahead_features
+from agents.network import state_lookahead
 from agents.policy import load_policy
 from ginenv.observation import observe
 from ginenv.rules import Rules
@@ -43,14 +43,14 @@ def critic_values(models, state, idx) -> list:
     player to move, with the inputs its critic was trained on."""
     me = state.current[idx].astype(np.int64)
     obs = torch.as_tensor(observe(state.select(idx), me))
-    own, opp = state._hands[idx, me], state._hands[idx, 1 - me]
+    opp = state._hands[idx, 1 - me]
     out = []
     for model, scale in models:
         extra = {}
         if model.privileged_critic:
             extra["opponent_hand"] = torch.as_tensor(opp.astype(np.float32))
         if model.critic_lookahead:
-            extra["lookahead"] = torch.as_tensor(lookahead_features(own, opp, state.stock_top(model.critic_lookahead)[idx]))
+            extra["lookahead"] = torch.as_tensor(state_lookahead(state, idx, me, model.critic_lookahead))
         out.append(model.get_value(obs, **extra).double().numpy() / scale)
     return out
 
