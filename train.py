@@ -35,9 +35,9 @@ import yaml
 
 from agents import BASELINES, make_agent
 from agents.evaluate import play
-from agents.network import ARCHITECTURES, ActorCritic, belief_loss, masked_logits, lookahead_size, state_lookahead
+from agents.network import ARCHITECTURES, ActorCritic, aux_losses, lookahead_size, masked_logits, state_lookahead
 from agents.policy import Policy, load_policy, load_tensors, read_meta, resolve_checkpoint, save_checkpoint
-from ginenv import VectorEnv, core
+from ginenv import VectorEnv, core, melds
 from ginenv.actions import NUM_ACTIONS, TAKE_DISCARD
 from ginenv.observation import OBS_SIZE, observe
 from ginenv.rules import PRESETS, Rules
@@ -106,10 +106,18 @@ class Config:
     architecture: str = "cards"
     """Actor: ``cards`` (a head shared by the 52 cards), ``relational`` (that head also
     reads each card's neighbours in rank and suit, plane by plane), ``belief``
-    (``relational`` plus a learnt belief over the opponent's unseen cards) or ``mlp``."""
+    (``relational`` plus a learnt belief over the opponent's unseen cards), ``danger``
+    (``belief`` plus a learnt danger: the chance that each card would join a meld of
+    the opponent's) or ``mlp``."""
     belief_coef: float = 1.0
-    """Weight of the belief net's cross-entropy (``belief`` only; its gradients are
-    clipped apart from the policy's and the critic's)."""
+    """Weight of the belief net's cross-entropy (``belief``, ``danger``; its gradients
+    are clipped apart from the policy's and the critic's)."""
+    danger_coef: float = 1.0
+    """Weight of the danger net's cross-entropy (``danger`` only; clipped apart too)."""
+    danger_learning_rate: float = 0.0
+    """Learning rate of the danger net, constant (0: ``learning_rate``, annealed with the
+    rest). A fresh danger net added to a trained actor (``init_from``) learns from the
+    opponent's real hand, and can learn faster than the policy may move."""
     privileged_critic: bool = True
     """The critic also sees the opponent's hand (training only)."""
     critic_lookahead: int = 0
@@ -129,8 +137,9 @@ class Config:
     """Share against the random baseline."""
     init_from: str = ""
     """Start from the network weights of this checkpoint (a run or step directory) instead
-    of fresh ones; its actor (architecture, sizes) must be this config's. If only the
-    critic's inputs differ, the actor is loaded and the critic kept (lookahead inputs
+    of fresh ones; its actor (architecture, sizes) must be this config's, except that a
+    ``belief`` actor may start a ``danger`` one (the danger net fresh, the head's weights
+    on it at 0). If the critic's inputs differ, the critic is kept (lookahead inputs
     added at weight 0) or started fresh (give it ``critic_warmup_updates``)."""
     bc_teacher: str = ""
     """Warm start: a baseline whose moves the actor imitates before PPO ("" for none)."""
@@ -174,8 +183,9 @@ class Config:
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
         if (self.eval_every < 0 or self.bc_decisions < 0 or self.critic_warmup_updates < 0 or self.belief_coef < 0
-                or self.feed_penalty < 0):
-            problems.append("eval_every, bc_decisions, critic_warmup_updates, belief_coef and feed_penalty must be >= 0")
+                or self.danger_coef < 0 or self.danger_learning_rate < 0 or self.feed_penalty < 0):
+            problems.append("eval_every, bc_decisions, critic_warmup_updates, belief_coef, danger_coef, "
+                            "danger_learning_rate and feed_penalty must be >= 0")
         if self.bc_teacher and self.bc_teacher not in BASELINES:
             problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         mix = self.opponent_mix()
@@ -273,6 +283,25 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
 
 
 # ================================================================== training
+def _grow_into(module: torch.nn.Module, old: dict, fresh: str = "", widened=(), rows: bool = True) -> None:
+    """Copy the tensors ``old`` into ``module``'s: those whose names start with ``fresh``
+    keep their new initialisation; the ``widened`` ones are larger here (more rows, or
+    with ``rows=False`` more columns): the old values fill the first ones, the rest are
+    0. Every other tensor must match in shape."""
+    with torch.no_grad():
+        for name, p in module.state_dict().items():
+            if fresh and name.startswith(fresh):
+                continue
+            if name in widened:
+                p.zero_()
+                if rows:
+                    p[:old[name].shape[0]] = old[name]
+                else:
+                    p[:, :old[name].shape[1]] = old[name]
+            else:
+                p.copy_(old[name])
+
+
 class Trainer:
     """State of one run: built fresh from a config, or restored from a checkpoint."""
 
@@ -298,9 +327,16 @@ class Trainer:
         self.model = self._new_model()
         if c.init_from and step_dir is None:
             self._load_initial_weights(c.init_from)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=c.learning_rate, eps=1e-5)
-        belief = set(self.model.actor.belief_net.parameters()) if self.model.has_belief else set()
-        self.clip_groups = [g for g in ([p for p in self.model.parameters() if p not in belief], list(belief)) if g]
+        aux = [list(getattr(self.model.actor, f"{k}_net").parameters()) for k, has in
+               (("belief", self.model.has_belief), ("danger", self.model.has_danger)) if has]
+        apart = {p for group in aux for p in group}
+        self.clip_groups = [g for g in [[p for p in self.model.parameters() if p not in apart]] + aux if g]
+        groups = [{"params": list(self.model.parameters())}]
+        if c.danger_learning_rate and self.model.has_danger:  # the first group's rate is annealed, not this one's
+            danger = set(self.model.actor.danger_net.parameters())
+            groups = [{"params": [p for p in self.model.parameters() if p not in danger]},
+                      {"params": list(danger), "lr": c.danger_learning_rate}]
+        self.optimizer = torch.optim.Adam(groups, lr=c.learning_rate, eps=1e-5)
         self.pool: list[ActorCritic] = []
         self.baselines = {name: make_agent(name, seed=c.seed + i) for i, name in
                           enumerate(("knock_early", "gin_hunter", "random"))}
@@ -339,42 +375,63 @@ class Trainer:
                 "critic_lookahead": c.critic_lookahead}
 
     CRITIC_ONLY = ("privileged_critic", "critic_lookahead")
+    #: ``init_from`` may add these to a loaded actor (from, to): the new parts start
+    #: untrained and the head's weights on their card features at 0.
+    ACTOR_GROWS = (("belief", "danger"),)
 
     def _load_initial_weights(self, path) -> None:
         """``init_from``: the network weights of another run's checkpoint (not its optimizer,
-        counters or opponents: the run starts at update 0). If only the critic's inputs
-        differ (``privileged_critic``, ``critic_lookahead``), the actor is loaded; the critic
-        is kept when it only gains lookahead inputs (their weights start at 0, so its values
-        start as they were), and starts fresh otherwise (give it ``critic_warmup_updates``)."""
-        c = self.config
+        counters or opponents: the run starts at update 0). The actor must match, but a
+        ``belief`` actor may be loaded into a ``danger`` one: its danger net starts fresh,
+        and the card head's weights on the danger feature at 0, so the policy starts
+        exactly as it was. If the critic's inputs differ (``privileged_critic``,
+        ``critic_lookahead``), the critic is kept when it only gains lookahead inputs
+        (their weights start at 0, so its values start as they were), and starts fresh
+        otherwise (give it ``critic_warmup_updates``)."""
         policy = load_policy(path)  # clear errors for a missing or broken checkpoint
         theirs = {"critic_lookahead": 0, **policy.meta["network"]}
         differ = {k: (theirs.get(k), v) for k, v in self.network_spec().items() if theirs.get(k) != v}
         actor_differ = {k: d for k, d in differ.items() if k not in self.CRITIC_ONLY}
-        if actor_differ:
+        grows = set(actor_differ) == {"architecture"} and actor_differ["architecture"] in self.ACTOR_GROWS
+        if actor_differ and not grows:
             raise ValueError(f"init_from {path}: its actor does not match this config's: "
                              + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in actor_differ.items())
-                             + " (only the critic's inputs, privileged_critic and critic_lookahead, may differ)")
+                             + " (only the critic's inputs, privileged_critic and critic_lookahead, may differ, "
+                             "and a belief actor may be loaded into a danger one)")
         if not differ:
             self.model.load_state_dict(policy.model.state_dict())
             return
-        self.model.actor.load_state_dict(policy.model.actor.state_dict())
-        how = "the critic starts fresh"
-        if "privileged_critic" not in differ and theirs["critic_lookahead"] == 0:
+        notes = []
+        if grows:
+            _grow_into(self.model.actor, policy.model.actor.state_dict(), fresh="danger_net.",
+                       widened=("plane_weights.weight", "plane_weights.bias"))
+            notes.append("the actor is loaded, its danger net starts fresh and the head's weights on it at 0")
+        else:
+            self.model.actor.load_state_dict(policy.model.actor.state_dict())
+            notes.append("the actor is loaded")
+        if not set(differ) & set(self.CRITIC_ONLY):
+            self.model.critic.load_state_dict(policy.model.critic.state_dict())
+        elif "privileged_critic" not in differ and theirs["critic_lookahead"] == 0:
             # The inputs are [observation, opponent's hand, lookahead]: the old critic's are a
             # prefix of the new one's, so it is kept and the new inputs start at weight 0.
-            old = policy.model.critic.state_dict()
-            with torch.no_grad():
-                for name, p in self.model.critic.state_dict().items():
-                    if name == "0.weight":
-                        p.zero_()
-                        p[:, :old[name].shape[1]] = old[name]
-                    else:
-                        p.copy_(old[name])
-            how = "the critic is kept, its new lookahead inputs start at weight 0"
+            _grow_into(self.model.critic, policy.model.critic.state_dict(), widened=("0.weight",), rows=False)
+            notes.append("the critic is kept, its new lookahead inputs start at weight 0")
+        else:
+            notes.append("the critic starts fresh")
         if not self.quiet:
-            print(f"init_from {path}: actor loaded; {how} ("
+            print(f"init_from {path}: " + "; ".join(notes) + " ("
                   + "; ".join(f"{k} {a!r} there, {b!r} here" for k, (a, b) in differ.items()) + ")")
+
+    @property
+    def _aux_coef(self) -> dict:
+        return {"belief": self.config.belief_coef, "danger": self.config.danger_coef}
+
+    def _joins(self, opponent_hand: np.ndarray) -> torch.Tensor | None:
+        """The danger net's target, ``melds.joins_meld`` of the opponent's hands (``None``
+        without a danger net)."""
+        if not self.model.has_danger:
+            return None
+        return self._tensor(melds.joins_meld(opponent_hand > 0.5).astype(np.float32))
 
     def _tensor(self, array) -> torch.Tensor:
         """A numpy batch as a tensor on the network's device."""
@@ -516,6 +573,7 @@ class Trainer:
         b_obs = self._tensor(b["obs"][v])
         b_mask = self._tensor(b["mask"][v])
         b_opp = self._tensor(b["opp"][v])
+        b_joins = self._joins(b["opp"][v])
         b_look = self._tensor(b["lookahead"][v]) if c.critic_lookahead else None
         b_actions = self._tensor(b["actions"][v])
         b_logprobs = self._tensor(b["logprobs"][v])
@@ -528,7 +586,7 @@ class Trainer:
         for _ in range(c.update_epochs):
             for part in np.array_split(self.rng.permutation(n), c.num_minibatches):
                 mb = self._tensor(part)
-                newlogprob, entropy, newvalue, belief_logits = self.model.evaluate_actions(
+                newlogprob, entropy, newvalue, aux = self.model.evaluate_actions(
                     b_obs[mb], b_mask[mb], b_actions[mb], b_opp[mb] if c.privileged_critic else None,
                     b_look[mb] if c.critic_lookahead else None)
                 logratio = newlogprob - b_logprobs[mb]
@@ -551,10 +609,10 @@ class Trainer:
                 loss = pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
                 if self.update < c.critic_warmup_updates:
                     loss = v_loss * c.vf_coef  # the critic catches up with the warm-started actor
-                if belief_logits is not None:
-                    b_loss = belief_loss(belief_logits, b_obs[mb], b_opp[mb])
-                    loss = loss + c.belief_coef * b_loss
-                    stats["losses/belief_cross_entropy"] = b_loss.item()
+                for name, aux_loss in aux_losses(aux, b_obs[mb], b_opp[mb],
+                                                 None if b_joins is None else b_joins[mb]).items():
+                    loss = loss + self._aux_coef[name] * aux_loss
+                    stats[f"losses/{name}_cross_entropy"] = aux_loss.item()
                 self.optimizer.zero_grad()
                 loss.backward()
                 self._clip_gradients()
@@ -574,7 +632,7 @@ class Trainer:
 
     def _clip_gradients(self) -> None:
         """Clip the gradient norm of the policy and critic, and apart from them the
-        belief net's, so that neither loss scales the other's steps down."""
+        belief net's and the danger net's, so that no loss scales another's steps down."""
         for group in self.clip_groups:
             torch.nn.utils.clip_grad_norm_(group, self.config.max_grad_norm)
 
@@ -602,15 +660,18 @@ class Trainer:
                 x = self._tensor(np.concatenate(buf_obs))
                 m = self._tensor(np.concatenate(buf_mask))
                 y = self._tensor(np.concatenate(buf_act))
-                opp = self._tensor(np.concatenate(buf_opp))
+                opp_np = np.concatenate(buf_opp)
+                opp, joins = self._tensor(opp_np), self._joins(opp_np)
                 buf_obs, buf_mask, buf_act, buf_opp = [], [], [], []
                 for part in np.array_split(self.rng.permutation(len(x)), c.num_minibatches):
                     idx = self._tensor(part)
-                    raw, belief_logits = self.model.actor_with_belief(x[idx])
+                    raw, aux = self.model.actor_with_aux(x[idx])
                     logits = masked_logits(raw, m[idx])
                     loss = torch.nn.functional.cross_entropy(logits, y[idx])
-                    if belief_logits is not None:  # the belief learns from the teacher's games too
-                        loss = loss + c.belief_coef * belief_loss(belief_logits, x[idx], opp[idx])
+                    # The belief and danger nets learn from the teacher's games too.
+                    for name, aux_loss in aux_losses(aux, x[idx], opp[idx],
+                                                     None if joins is None else joins[idx]).items():
+                        loss = loss + self._aux_coef[name] * aux_loss
                     opt.zero_grad()
                     loss.backward()
                     opt.step()

@@ -25,6 +25,14 @@ Three actor architectures (``architecture``):
   neighbours (4 more features a card). The cards the opponent took and still holds
   count as 1, all other seen cards as 0. At play time the belief comes from the
   observation alone, so the policy stays fair.
+- ``danger``: ``belief`` plus a danger net (``DangerNet``): for each card, the
+  probability that it would join a meld in the opponent's hand (what gin_hunter takes
+  from the pile, and so what a discard must not give it). It reads the observation,
+  each card's planes and neighbour counts and the belief, and is trained on the
+  opponent's real hand (``danger_loss``, over the cards the player holds); its output,
+  detached, is one more feature a card for the head. The belief gives each card's odds
+  alone; whether a card joins depends on two of its neighbours held together, which
+  the danger net learns from the games instead.
 - ``mlp``: one MLP from the observation to the 108 logits.
 
 The actor sees only the player's observation; illegal logits are filled with -1e8
@@ -49,7 +57,7 @@ from ginenv.cards import NUM_CARDS
 from ginenv.cards import NUM_RANKS, NUM_SUITS
 from ginenv.observation import NUM_PLANES, OBS_SIZE, PLANE_NAMES
 
-ARCHITECTURES = ("cards", "relational", "belief", "mlp")
+ARCHITECTURES = ("cards", "relational", "belief", "danger", "mlp")
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
 
@@ -98,6 +106,7 @@ def _card_identity() -> torch.Tensor:
 #: threw or passed, unseen, own discards, then the top of the pile.
 NEIGHBOUR_PLANES = (0, 2, 3, 4, 5, 8, 1)
 NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES)
+DANGER_CARD_HIDDEN = 32  # the width of the danger net's per-card MLP
 
 
 def _relations() -> torch.Tensor:
@@ -135,6 +144,30 @@ def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torc
     return _related_counts(x, rel)
 
 
+class DangerNet(nn.Module):
+    """Per card: the logit of P(it joins a meld in the opponent's hand | the input). A
+    trunk reads the input (the observation, and whatever follows it) into a context; a
+    small MLP shared by the 52 cards reads the context with each card's features
+    (``n_feats`` of them: the ``belief`` actor's, its planes, neighbour counts, belief
+    and the belief's neighbour counts) and its rank and suit."""
+
+    def __init__(self, in_size: int, hidden, n_feats: int, card_hidden: int, activation: str = "relu"):
+        super().__init__()
+        self.trunk = trunk([in_size] + list(hidden), activation)
+        self.register_buffer("identity", _card_identity(), persistent=False)
+        self.card_in = nn.Linear(n_feats, card_hidden)
+        self.identity_in = nn.Linear(NUM_RANKS + NUM_SUITS, card_hidden, bias=False)
+        self.context_in = nn.Linear(hidden[-1], card_hidden, bias=False)
+        self.card = nn.Sequential(ACTIVATIONS[activation](), nn.Linear(card_hidden, card_hidden),
+                                  ACTIVATIONS[activation](), nn.Linear(card_hidden, 1))
+
+    def forward(self, x: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
+        """``x`` ``(B, in_size)``, ``feats`` ``(B, 52, n_feats)`` -> ``(B, 52)`` logits."""
+        # The first layer on [card features, rank and suit, context], each part computed once.
+        first = self.card_in(feats) + self.identity_in(self.identity)[None] + self.context_in(self.trunk(x))[:, None]
+        return self.card(first).squeeze(-1)
+
+
 class CardActor(nn.Module):
     """Per-card logits from a head shared by the 52 cards (see the module docstring).
 
@@ -143,8 +176,10 @@ class CardActor(nn.Module):
     and suit): logit[c] = features[c] @ W(context). Cheap (a few batched matrix
     products) and the same head for every card."""
 
-    def __init__(self, hidden, activation: str, relational: bool = False, belief: bool = False):
+    def __init__(self, hidden, activation: str, relational: bool = False, belief: bool = False,
+                 danger: bool = False):
         super().__init__()
+        belief = belief or danger
         self.relational = relational or belief
         self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
         self.register_buffer("identity", _card_identity(), persistent=False)
@@ -154,29 +189,38 @@ class CardActor(nn.Module):
         if belief:
             self.belief_net = mlp([OBS_SIZE] + list(hidden), activation, NUM_CARDS, 1.0)
             n_feats += 4
+        self.danger_net = None
+        if danger:  # it reads the card features above
+            self.danger_net = DangerNet(OBS_SIZE, hidden, n_feats, DANGER_CARD_HIDDEN, activation)
+            n_feats += 1
+        self.n_feats = n_feats
         self.plane_weights = _init(nn.Linear(hidden[-1], n_feats * 2), 0.01)
         self.identity_weights = _init(nn.Linear(hidden[-1], (NUM_RANKS + NUM_SUITS) * 2), 0.01)
         self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.forward_with_belief(obs)[0]
+        return self.forward_with_aux(obs)[0]
 
-    def forward_with_belief(self, obs: torch.Tensor):
-        """The 108 logits and the belief net's ``(B, 52)`` logits (``None`` without a
-        belief net), from one pass of each, for the training losses."""
+    def forward_with_aux(self, obs: torch.Tensor):
+        """The 108 logits and the auxiliary nets' ``(B, 52)`` logits, ``{"belief": ...,
+        "danger": ...}`` for the nets this actor has, from one pass of each, for the
+        training losses."""
         b = obs.shape[0]
         g = self.trunk(obs)
         planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
         if self.relational:
             planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
-        z = None
+        aux = {}
         if self.belief_net is not None:
-            z = self.belief_net(obs)
-            p = belief_probabilities(obs, z).detach()[:, None]  # (B, 1, 52); the policy loss never trains it
-            planes = torch.cat([planes, p.transpose(1, 2), _related_counts(p, self.relations)], 2)
+            aux["belief"] = self.belief_net(obs)
+            p = belief_probabilities(obs, aux["belief"]).detach()  # the policy loss never trains it
+            planes = torch.cat([planes, p[:, :, None], _related_counts(p[:, None], self.relations)], 2)
+            if self.danger_net is not None:  # nor this one: its own loss only
+                aux["danger"] = self.danger_net(obs, planes)
+                planes = torch.cat([planes, torch.sigmoid(aux["danger"]).detach()[:, :, None]], 2)
         logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
         logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
-        return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1), z  # discard, knock, others
+        return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1), aux  # discard, knock, others
 
     def belief(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 52)``: P(the opponent holds the card) (see ``belief_probabilities``)."""
@@ -228,6 +272,25 @@ def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torc
     return torch.where(planes[:, UNSEEN_PLANE] > 0.5, torch.sigmoid(belief_logits), took)
 
 
+def danger_loss(danger_logits: torch.Tensor, obs: torch.Tensor, joins: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of the danger net's logits against ``joins`` (``(B,
+    52)``: the card would join a meld in the opponent's real hand, ``melds.joins_meld``),
+    over the cards the player holds."""
+    held = obs[:, :NUM_CARDS] > 0.5
+    bce = nn.functional.binary_cross_entropy_with_logits(danger_logits, joins, reduction="none")
+    return (bce * held).sum() / held.sum().clamp(min=1)
+
+
+def aux_losses(aux: dict, obs: torch.Tensor, opponent_hand: torch.Tensor, joins: torch.Tensor | None) -> dict:
+    """The auxiliary nets' losses (``belief_loss``, ``danger_loss``), by name."""
+    out = {}
+    if "belief" in aux:
+        out["belief"] = belief_loss(aux["belief"], obs, opponent_hand)
+    if "danger" in aux:
+        out["danger"] = danger_loss(aux["danger"], obs, joins)
+    return out
+
+
 def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
     """Mean binary cross-entropy of the belief net's logits against the opponent's real
     hand, over the cards the player has not seen."""
@@ -249,9 +312,9 @@ class ActorCritic(nn.Module):
                              f"got {critic_lookahead}")
         self.privileged_critic, self.critic_lookahead = privileged_critic, critic_lookahead
         hidden = list(hidden_sizes)
-        if architecture in ("cards", "relational", "belief"):
+        if architecture in ("cards", "relational", "belief", "danger"):
             self.actor = CardActor(hidden, activation, relational=architecture == "relational",
-                                   belief=architecture == "belief")
+                                   belief=architecture == "belief", danger=architecture == "danger")
         else:
             self.actor = mlp([OBS_SIZE] + hidden, activation, NUM_ACTIONS, 0.01)
         critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0) + lookahead_size(critic_lookahead)
@@ -260,6 +323,10 @@ class ActorCritic(nn.Module):
     @property
     def has_belief(self) -> bool:
         return getattr(self.actor, "belief_net", None) is not None
+
+    @property
+    def has_danger(self) -> bool:
+        return getattr(self.actor, "danger_net", None) is not None
 
     def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None,
                   lookahead: torch.Tensor | None = None) -> torch.Tensor:
@@ -278,16 +345,17 @@ class ActorCritic(nn.Module):
         """The actor's distribution over the legal actions."""
         return Categorical(logits=masked_logits(self.actor(obs), mask))
 
-    def actor_with_belief(self, obs: torch.Tensor):
-        """The actor's logits and its belief logits (``None`` if it has no belief net)."""
-        return self.actor.forward_with_belief(obs) if self.has_belief else (self.actor(obs), None)
+    def actor_with_aux(self, obs: torch.Tensor):
+        """The actor's logits and its auxiliary nets' logits by name (``CardActor.forward_with_aux``;
+        empty for an actor without them)."""
+        return self.actor.forward_with_aux(obs) if self.has_belief else (self.actor(obs), {})
 
     def evaluate_actions(self, obs, mask, action, opponent_hand=None, lookahead=None):
         """For the PPO update: log-probabilities of ``action``, entropies, values and the
-        belief logits (``None`` without a belief net), each network run once."""
-        logits, belief_logits = self.actor_with_belief(obs)
+        auxiliary nets' logits (``actor_with_aux``), each network run once."""
+        logits, aux = self.actor_with_aux(obs)
         dist = Categorical(logits=masked_logits(logits, mask))
-        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand, lookahead), belief_logits
+        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand, lookahead), aux
 
     def get_action_and_value(self, obs, mask, action=None, opponent_hand=None, lookahead=None):
         dist = self.action_dist(obs, mask)

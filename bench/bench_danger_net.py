@@ -26,7 +26,8 @@ changed and the share of the bot's discards that join a meld of the opponent's.
 it, and the test also scores the card the policy means to throw.
 ``--truth misses,false-alarms`` adds hybrids (shown the opponent's hand: not fair)
 that keep only one kind of the net's errors, to see which kind costs.
-``--save``/``--load`` keep a trained net (safetensors). Run:
+``--save``/``--load`` keep a trained net (safetensors). ``--actor`` scores instead the
+danger net a ``danger`` checkpoint trained with its policy. Run:
 ``python bench/bench_danger_net.py [CHECKPOINT] --train-hands 160000 --epochs 3
 --history`` (about 20 minutes on 2 cores, then a few minutes per 2000 matches).
 """
@@ -44,8 +45,8 @@ from torch import nn
 
 from agents import make_agent
 from agents.evaluate import play
-from agents.network import (_card_identity, _related_counts, _relations, belief_probabilities, neighbours,
-                            trunk)
+from agents import network
+from agents.network import NUM_NEIGHBOUR_FEATURES, _related_counts, _relations, belief_probabilities, neighbours
 from agents.policy import load_policy
 from ginenv import actions as A
 from ginenv import core
@@ -127,25 +128,20 @@ def collect(policy, opponent, hands: int, seed: int, history: bool = False, weig
     return tuple(np.concatenate(log[k]) for k in ("obs", "held", "truth"))
 
 
-class DangerNet(nn.Module):
-    """Per card: P(it joins a meld in the opponent's hand | the observation). A trunk
-    reads the whole observation into a context; a small MLP shared by the 52 cards reads
-    the context with each card's own features (its planes, its neighbour counts, the
-    policy's belief and its neighbour counts, its rank and suit)."""
+class DangerNet(network.DangerNet):
+    """``network.DangerNet`` (the ``danger`` actor's), on its own: its trunk reads the
+    observation (and ``extra`` further card planes after it), its card MLP each card's
+    planes, neighbour counts and the given policy's belief (frozen) with the belief's
+    neighbour counts."""
 
     def __init__(self, belief_net, hidden: int = 256, card_hidden: int = 128, extra: int = 0):
-        super().__init__()
+        super().__init__(OBS_SIZE + extra * NUM_CARDS, [hidden, hidden],
+                         NUM_PLANES + extra + NUM_NEIGHBOUR_FEATURES + 4, card_hidden)
         self.extra = extra  # further card planes after the observation (History's)
         self.belief_net = belief_net
         for p in self.belief_net.parameters():
             p.requires_grad_(False)
-        self.trunk = trunk([OBS_SIZE + extra * NUM_CARDS, hidden, hidden], "relu")
-        self.register_buffer("identity", _card_identity(), persistent=False)
         self.register_buffer("relations", _relations(), persistent=False)
-        n_feats = NUM_PLANES + 21 + 4 + self.identity.shape[1] + extra
-        self.card_in = nn.Linear(n_feats, card_hidden)
-        self.context_in = nn.Linear(hidden, card_hidden, bias=False)
-        self.card = nn.Sequential(nn.ReLU(), nn.Linear(card_hidden, card_hidden), nn.ReLU(), nn.Linear(card_hidden, 1))
 
     def forward(self, x):
         b, obs = x.shape[0], x[:, :OBS_SIZE]
@@ -155,10 +151,8 @@ class DangerNet(nn.Module):
         with torch.no_grad():
             p = belief_probabilities(obs, self.belief_net(obs))[:, None]
         feats = torch.cat([planes, neighbours(obs, self.relations), p.transpose(1, 2),
-                           _related_counts(p, self.relations), self.identity.expand(b, -1, -1)], 2)
-        # The first layer on [card features, context], with the context's part computed once per game.
-        x = self.card_in(feats) + self.context_in(self.trunk(x))[:, None]
-        return self.card(x).squeeze(-1)  # (B, 52) logits
+                           _related_counts(p, self.relations)], 2)
+        return super().forward(x, feats)
 
     @torch.no_grad()
     def danger(self, x):
@@ -228,6 +222,22 @@ class NetReader:
         return danger
 
 
+class ActorDanger:
+    """The ``danger`` actor's own danger net (trained with the policy), read like a
+    ``DangerNet``: ``danger(observations)``."""
+
+    extra = 0
+
+    def __init__(self, actor):
+        if getattr(actor, "danger_net", None) is None:
+            raise SystemExit("--actor needs a checkpoint with architecture 'danger'")
+        self.actor = actor
+
+    @torch.no_grad()
+    def danger(self, x):
+        return torch.sigmoid(self.actor.forward_with_aux(torch.as_tensor(x))[1]["danger"]).numpy()
+
+
 def save_net(net, path):
     """The trained weights (the policy's belief net left out) as safetensors."""
     weights = {k: v.contiguous() for k, v in net.state_dict().items() if not k.startswith("belief_net.")}
@@ -266,6 +276,8 @@ def main(argv=None):
     p.add_argument("--soft", default="", help="weights for the soft rule (bench_oracle.soft_deny), comma-separated")
     p.add_argument("--save", help="save the trained net here (safetensors)")
     p.add_argument("--load", help="skip the training: load a net saved with --save")
+    p.add_argument("--actor", action="store_true",
+                   help="skip the training: score the checkpoint's own danger net (architecture 'danger')")
     p.add_argument("--seed", type=int, default=11)
     args = p.parse_args(argv)
     torch.set_num_threads(2)
@@ -275,7 +287,9 @@ def main(argv=None):
         raise SystemExit(f"{args.checkpoint} has no belief net; this bench needs architecture 'belief'")
     opponent = make_agent(args.opponent)
     extra = History.EVENTS if args.history else 0
-    if args.load:
+    if args.actor:
+        net = ActorDanger(policy.model.actor)
+    elif args.load:
         net = load_net(args.load, policy.model.actor.belief_net, extra)
     else:
         t0 = time.time()

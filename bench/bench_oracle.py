@@ -40,26 +40,10 @@ from agents.network import OPPONENT_TOOK_PLANE, UNSEEN_PLANE
 from agents.policy import load_policy
 from ginenv import actions as A
 from ginenv import core, melds
-from ginenv.cards import CARD_VALUES, NUM_CARDS
+from ginenv.cards import NUM_CARDS
+from ginenv.melds import joins_meld, with_each_card  # noqa: F401 (the benches' own name for them)
 from ginenv.observation import observe
 from ginenv.rules import Rules
-
-_EYE = np.eye(NUM_CARDS, dtype=bool)
-
-
-def with_each_card(hands):
-    """``(n, 52)`` hands -> ``(n * 52, 52)``: each hand with card c added, for every c."""
-    return (hands[:, None, :] | _EYE[None]).reshape(-1, NUM_CARDS)
-
-
-def joins_meld(hands):
-    """``(n, 52)`` bool: card c would join a meld in the 10-card hand (the least deadwood
-    of the hand with c is below the hand's own plus c's value)."""
-    n = len(hands)
-    now = melds.masks_deadwood(melds.suit_masks(hands)).astype(np.int64)
-    more = melds.masks_deadwood(melds.suit_masks(with_each_card(hands))).astype(np.int64).reshape(n, NUM_CARDS)
-    return (more < now[:, None] + CARD_VALUES[None].astype(np.int64)) & ~hands
-
 
 def gin_cards(hands):
     """``(n, 52)`` bool: card c would give the 10-card hand gin (11 cards with a discard

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ginenv.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS, RANK_VALUES
+from ginenv.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS, RANK_VALUES
 
 #: Value in ``deadwood_after_discard`` for a card that is not in the hand. It is larger
 #: than any deadwood of up to 12 cards, so a minimum over the 52 entries ignores it.
@@ -271,6 +271,26 @@ def deadwood_after_discard(hands) -> np.ndarray:
     if len(bits) and np.bitwise_count(bits).max() > MAX_AFTER_DISCARD_CARDS:
         raise ValueError(f"deadwood_after_discard takes hands of at most {MAX_AFTER_DISCARD_CARDS} cards")
     return masks_after_discard(bits_to_masks(bits)).reshape(arr.shape)
+
+
+_EYE = np.eye(NUM_CARDS, dtype=bool)
+
+
+def with_each_card(hands) -> np.ndarray:
+    """``(n, 52)`` hands -> ``(n * 52, 52)``: each hand with card c added, for every c."""
+    return (np.asarray(hands)[:, None, :] | _EYE[None]).reshape(-1, NUM_CARDS)
+
+
+def joins_meld(hands) -> np.ndarray:
+    """``(n, 52)`` bool hands -> ``(n, 52)`` bool: card c would join a meld of the hand
+    (the least deadwood of the hand with c is below the hand's own plus c's value);
+    False on the hand's own cards. What gin_hunter takes from the pile, and what a
+    discard must not give it."""
+    arr = check_hands(np.asarray(hands))
+    n = len(arr)
+    now = masks_deadwood(suit_masks(arr)).astype(np.int64)
+    more = masks_deadwood(suit_masks(with_each_card(arr))).astype(np.int64).reshape(n, NUM_CARDS)
+    return (more < now[:, None] + CARD_VALUES[None].astype(np.int64)) & ~arr
 
 
 def best_melds(hand):

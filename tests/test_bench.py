@@ -11,6 +11,7 @@ import pytest
 
 from agents import make_agent
 from ginenv import actions as A
+from ginenv import melds
 from ginenv.cards import CARD_VALUES, NUM_CARDS
 from test_agents import self_play
 
@@ -337,7 +338,7 @@ def test_oracle_meld_and_gin_cards_match_brute_force():
             hands[i, rank + 13 * np.array([0, 1, 2])] = True
             free = np.flatnonzero(~hands[i])
             hands[i, rng.choice(free, 10 - hands[i].sum(), replace=False)] = True
-    joins, gin = bench_oracle.joins_meld(hands), bench_oracle.gin_cards(hands)
+    joins, gin = melds.joins_meld(hands), bench_oracle.gin_cards(hands)
     for i in range(36):
         cards = list(np.flatnonzero(hands[i]))
         now = reference.deadwood(cards)
@@ -673,6 +674,25 @@ def test_net_reader_that_never_swaps_plays_the_policys_own_games():
     want = play(policy, make_agent("gin_hunter"), n, Rules(), seed=3)
     assert {k: v for k, v in got.items() if k != "a"} == {k: v for k, v in want.items() if k != "a"}
     assert agent.turns > 100 and agent.changed == 0
+
+
+def test_actor_danger_reads_a_danger_actors_own_net_and_refuses_others():
+    import torch
+
+    from agents.network import ActorCritic
+    from agents.policy import load_policy
+    from test_train import _states_with_opponent_hands
+    torch.manual_seed(4)
+    actor = ActorCritic((16, 16), "relu", True, "danger").actor
+    obs, _ = _states_with_opponent_hands(games=4, steps=8)
+    got = bench_danger_net.ActorDanger(actor).danger(obs)
+    with torch.no_grad():
+        planes = actor.forward_with_aux(torch.as_tensor(obs))[1]["danger"]
+    np.testing.assert_allclose(got, 1 / (1 + np.exp(-planes.numpy())), rtol=1e-5)
+    assert ((got > 0) & (got < 1)).all()
+    with pytest.raises(SystemExit, match="architecture 'danger'"):
+        bench_danger_net.ActorDanger(load_policy(Path(__file__).resolve().parents[1] / "checkpoints"
+                                                 / "champion").model.actor)
 
 
 def test_soft_deny_maximises_the_policys_log_probability_plus_the_weighted_log_safety():

@@ -353,7 +353,7 @@ def test_only_the_belief_loss_trains_the_belief_net():
         assert p.grad is None or not p.grad.any()
 
 
-@pytest.mark.parametrize("architecture", ["belief", "relational"])
+@pytest.mark.parametrize("architecture", ["belief", "relational", "danger"])
 def test_the_update_pass_gives_what_the_separate_calls_give(architecture):
     import torch
 
@@ -366,14 +366,13 @@ def test_the_update_pass_gives_what_the_separate_calls_give(architecture):
     mask[:, 100:] = False  # a mask that rules actions out (its legality does not matter here)
     action = torch.randint(0, 100, (len(x),), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
-        logprob, entropy, value, belief_logits = model.evaluate_actions(x, mask, action, y)
+        logprob, entropy, value, aux = model.evaluate_actions(x, mask, action, y)
         dist = model.action_dist(x, mask)
         assert torch.allclose(logprob, dist.log_prob(action)) and torch.allclose(entropy, dist.entropy())
         assert torch.allclose(value, model.get_value(x, y))
-        if architecture == "belief":
-            assert torch.allclose(belief_logits, model.actor.belief_net(x))
-        else:
-            assert belief_logits is None
+        assert set(aux) == {"relational": set(), "belief": {"belief"}, "danger": {"belief", "danger"}}[architecture]
+        if "belief" in aux:
+            assert torch.allclose(aux["belief"], model.actor.belief_net(x))
 
 
 def test_the_belief_net_learns_more_than_the_base_rate():
@@ -402,17 +401,90 @@ def test_the_belief_net_learns_more_than_the_base_rate():
     assert learnt < base - 0.01
 
 
-def test_belief_actor_trains_logs_loads_and_exports(tmp_path):
+@pytest.mark.parametrize("architecture", ["belief", "danger"])
+def test_belief_actor_trains_logs_loads_and_exports(tmp_path, architecture):
     ort = pytest.importorskip("onnxruntime")
-    path = train.Trainer(tiny_config(tmp_path, architecture="belief", bc_teacher="knock_early", bc_decisions=256),
-                         quiet=True).train()
+    path = train.Trainer(tiny_config(tmp_path, architecture=architecture, bc_teacher="knock_early",
+                                     bc_decisions=256), quiet=True).train()
     policy = assert_onnx_matches_torch(ort, path, tmp_path, games=300, steps=3)
-    assert policy.meta["network"]["architecture"] == "belief"
+    assert policy.meta["network"]["architecture"] == architecture
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     events = EventAccumulator(str(tmp_path / "runs" / "tiny"))
     events.Reload()
-    values = [e.value for e in events.Scalars("losses/belief_cross_entropy")]
-    assert len(values) == 6 and all(0 < v < 1 for v in values)
+    for name in ("belief", "danger") if architecture == "danger" else ("belief",):
+        values = [e.value for e in events.Scalars(f"losses/{name}_cross_entropy")]
+        assert len(values) == 6 and all(0 < v < 1 for v in values), name
+
+
+def test_the_danger_net_learns_from_its_own_loss_only():
+    import torch
+
+    from agents.network import ActorCritic, belief_loss, danger_loss
+    from ginenv import melds
+    torch.manual_seed(0)
+    model = ActorCritic((16, 16), "relu", True, "danger")
+    obs, opp = _states_with_opponent_hands(games=8, steps=20)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    joins = torch.as_tensor(melds.joins_meld(opp > 0.5).astype(np.float32))
+    nets = {k: {id(p) for p in getattr(model.actor, f"{k}_net").parameters()} for k in ("belief", "danger")}
+
+    def trained_by(loss):
+        model.zero_grad(set_to_none=True)
+        loss.backward()
+        return {id(p) for p in model.parameters() if p.grad is not None and bool(p.grad.abs().sum() > 0)}
+
+    _, aux = model.actor.forward_with_aux(x)
+    assert trained_by(danger_loss(aux["danger"], x, joins)) == nets["danger"]
+    _, aux = model.actor.forward_with_aux(x)
+    assert trained_by(belief_loss(aux["belief"], x, y)) == nets["belief"]
+    grown = trained_by(model.actor(x).square().sum())  # any loss on the policy's logits
+    assert grown and not grown & (nets["belief"] | nets["danger"])
+
+
+def test_danger_loss_is_the_cross_entropy_over_the_held_cards():
+    import torch
+
+    from agents.network import danger_loss
+    obs, _ = _states_with_opponent_hands(games=4, steps=6)
+    rng = np.random.default_rng(3)
+    logits, joins = rng.normal(size=(len(obs), 52)), rng.random((len(obs), 52)) < 0.3
+    terms = []
+    for g in range(len(obs)):
+        for c in range(52):
+            if obs[g, c] > 0.5:  # plane 0: the player's own hand
+                q = 1 / (1 + np.exp(-logits[g, c]))
+                terms.append(-np.log(q) if joins[g, c] else -np.log(1 - q))
+    got = danger_loss(torch.as_tensor(logits), torch.as_tensor(obs), torch.as_tensor(joins, dtype=torch.float64))
+    assert got.item() == pytest.approx(np.mean(terms), rel=1e-9)
+    assert len(terms) >= 10 * len(obs)
+
+
+def test_the_danger_feature_is_the_danger_nets_probability():
+    import torch
+
+    from agents.network import ActorCritic
+    torch.manual_seed(2)
+    model = ActorCritic((16, 16), "relu", True, "danger")
+    obs, _ = _states_with_opponent_hands(games=8, steps=10)
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        before = model.actor(x)
+        last = model.actor.plane_weights
+        last.weight[-2:] = 0  # the head's weights on the danger feature (its last two rows)
+        last.bias[-2:] = 0
+        unchanged = model.actor(x)
+        model.actor.danger_net.card[-1].bias += 3.0  # every card more dangerous
+        assert torch.equal(model.actor(x), unchanged)  # at weight 0 it does not matter
+        last.bias[-2:] = 1.0  # each card's two logits (discard, knock) now add its danger
+        raised = model.actor(x)
+        model.actor.danger_net.card[-1].bias -= 3.0
+        lowered = model.actor(x)
+    assert not torch.equal(before, unchanged)
+    _, aux = model.actor.forward_with_aux(x)
+    danger = torch.sigmoid(aux["danger"]).detach()
+    plain = unchanged[:, :104]
+    torch.testing.assert_close(lowered[:, :104] - plain, torch.cat([danger, danger], 1))
+    assert (raised[:, :104] > lowered[:, :104]).all()
 
 
 def test_feed_penalty_charges_the_discard_the_opponent_takes(tmp_path):
@@ -567,10 +639,43 @@ def test_init_from_loads_the_actor_alone_when_only_the_critic_differs(tmp_path):
     assert third.model.critic[0].weight.shape[1] == weights["critic.0.weight"].shape[1] - 52
     for name, v in third.model.actor.state_dict().items():
         assert (v == weights["actor." + name]).all(), name
-    with pytest.raises(ValueError, match=r"actor does not match.*architecture is 'cards' there, 'belief' here"):
+    with pytest.raises(ValueError, match=r"actor does not match.*architecture is 'cards' there, 'belief' here.*a "
+                       "belief actor may be loaded into a danger one"):
         train.Trainer(tiny_config(tmp_path / "d", init_from=str(first), critic_lookahead=4, architecture="belief"),
                       quiet=True)
     with pytest.raises(ValueError, match="critic_lookahead needs privileged_critic"):
         tiny_config(tmp_path, critic_lookahead=2, privileged_critic="false")
     with pytest.raises(ValueError, match="critic_lookahead must be between 0 and 31"):
         tiny_config(tmp_path, critic_lookahead=32)
+
+
+def test_init_from_grows_a_belief_actor_into_a_danger_one(tmp_path):
+    first = train.Trainer(tiny_config(tmp_path / "a", architecture="belief"), quiet=True).train(stop_after=2)
+    weights = load_file(str(first / "policy.safetensors"))
+    old = load_policy(first).model
+    second = train.Trainer(tiny_config(tmp_path / "b", init_from=str(first), architecture="danger",
+                                       danger_learning_rate=0.01), quiet=True)
+    fresh_danger = train.Trainer(tiny_config(tmp_path / "c", architecture="danger"), quiet=True).model.actor.danger_net
+    for name, v in second.model.state_dict().items():
+        if name.startswith("actor.danger_net."):  # untrained, as a fresh run's (same seed)
+            assert (v == fresh_danger.state_dict()[name[len("actor.danger_net."):]]).all(), name
+        elif name.startswith("actor.plane_weights."):  # one more feature: two more rows, at 0
+            assert (v[:-2] == weights[name]).all() and (v[-2:] == 0).all(), name
+        else:
+            assert (v == weights[name]).all(), name
+    b = second.rollout()
+    obs, mask = second._tensor(b["obs"][0]), second._tensor(b["mask"][0])
+    with torch.no_grad():  # the same policy to start with
+        torch.testing.assert_close(second.model.action_dist(obs, mask).probs, old.action_dist(obs, mask).probs)
+    # the danger net's own learning rate stays; the rest anneals
+    groups = second.optimizer.param_groups
+    assert len(groups) == 2 and groups[1]["lr"] == 0.01
+    assert {id(p) for p in groups[1]["params"]} == {id(p) for p in second.model.actor.danger_net.parameters()}
+    path = second.train(stop_after=2)
+    assert groups[0]["lr"] < second.config.learning_rate and groups[1]["lr"] == 0.01
+    resumed = train.Trainer(tiny_config(tmp_path / "b"), resume_dir=path.parent, quiet=True)
+    assert resumed.optimizer.param_groups[1]["lr"] == 0.01
+    with pytest.raises(ValueError, match=r"actor does not match.*architecture is 'danger' there, 'belief' here"):
+        train.Trainer(tiny_config(tmp_path / "d", init_from=str(path), architecture="belief"), quiet=True)
+    with pytest.raises(ValueError, match="danger_learning_rate"):
+        tiny_config(tmp_path, danger_learning_rate=-1)
