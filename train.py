@@ -333,9 +333,9 @@ class Trainer:
         self.clip_groups = [g for g in [[p for p in self.model.parameters() if p not in apart]] + aux if g]
         groups = [{"params": list(self.model.parameters())}]
         if c.danger_learning_rate and self.model.has_danger:  # the first group's rate is annealed, not this one's
-            danger = set(self.model.actor.danger_net.parameters())
-            groups = [{"params": [p for p in self.model.parameters() if p not in danger]},
-                      {"params": list(danger), "lr": c.danger_learning_rate}]
+            danger = list(self.model.actor.danger_net.parameters())  # in order: a set's would vary by run
+            groups = [{"params": [p for p in self.model.parameters() if all(p is not q for q in danger)]},
+                      {"params": danger, "lr": c.danger_learning_rate}]
         self.optimizer = torch.optim.Adam(groups, lr=c.learning_rate, eps=1e-5)
         self.pool: list[ActorCritic] = []
         self.baselines = {name: make_agent(name, seed=c.seed + i) for i, name in

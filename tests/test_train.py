@@ -87,9 +87,10 @@ def tiny_config(tmp_path, **extra):
     return train.make_config(sets=[f"{k}={v}" for k, v in sets.items()])
 
 
-def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path):
-    whole = train.Trainer(tiny_config(tmp_path / "a"), quiet=True).train()
-    first = train.Trainer(tiny_config(tmp_path / "b"), quiet=True)
+@pytest.mark.parametrize("extra", [{}, {"architecture": "danger", "danger_learning_rate": 0.01}])
+def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path, extra):
+    whole = train.Trainer(tiny_config(tmp_path / "a", **extra), quiet=True).train()
+    first = train.Trainer(tiny_config(tmp_path / "b", **extra), quiet=True)
     half = first.train(stop_after=3)
     assert half.name == "step_0000000003"
     resumed = train.Trainer(tiny_config(tmp_path / "b"), resume_dir=half.parent, quiet=True).train()
