@@ -302,6 +302,12 @@ def _grow_into(module: torch.nn.Module, old: dict, fresh: str = "", widened=(), 
                 p.copy_(old[name])
 
 
+def _without(params, *groups) -> list:
+    """``params`` in order, less those in ``groups``."""
+    apart = {id(p) for group in groups for p in group}
+    return [p for p in params if id(p) not in apart]
+
+
 class Trainer:
     """State of one run: built fresh from a config, or restored from a checkpoint."""
 
@@ -327,15 +333,15 @@ class Trainer:
         self.model = self._new_model()
         if c.init_from and step_dir is None:
             self._load_initial_weights(c.init_from)
-        aux = [list(getattr(self.model.actor, f"{k}_net").parameters()) for k, has in
-               (("belief", self.model.has_belief), ("danger", self.model.has_danger)) if has]
-        apart = {p for group in aux for p in group}
-        self.clip_groups = [g for g in [[p for p in self.model.parameters() if p not in apart]] + aux if g]
+        # The belief and danger nets: their gradients clipped apart, the danger net's
+        # learning rate its own if set. Lists in the model's order (a set's would vary by run).
+        aux = {k: list(getattr(self.model.actor, f"{k}_net").parameters()) for k, has in
+               (("belief", self.model.has_belief), ("danger", self.model.has_danger)) if has}
+        self.clip_groups = [g for g in [_without(self.model.parameters(), *aux.values()), *aux.values()] if g]
         groups = [{"params": list(self.model.parameters())}]
-        if c.danger_learning_rate and self.model.has_danger:  # the first group's rate is annealed, not this one's
-            danger = list(self.model.actor.danger_net.parameters())  # in order: a set's would vary by run
-            groups = [{"params": [p for p in self.model.parameters() if all(p is not q for q in danger)]},
-                      {"params": danger, "lr": c.danger_learning_rate}]
+        if c.danger_learning_rate and "danger" in aux:  # the first group's rate is annealed, not this one's
+            groups = [{"params": _without(self.model.parameters(), aux["danger"])},
+                      {"params": aux["danger"], "lr": c.danger_learning_rate}]
         self.optimizer = torch.optim.Adam(groups, lr=c.learning_rate, eps=1e-5)
         self.pool: list[ActorCritic] = []
         self.baselines = {name: make_agent(name, seed=c.seed + i) for i, name in

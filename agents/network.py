@@ -193,7 +193,6 @@ class CardActor(nn.Module):
         if danger:  # it reads the card features above
             self.danger_net = DangerNet(OBS_SIZE, hidden, n_feats, DANGER_CARD_HIDDEN, activation)
             n_feats += 1
-        self.n_feats = n_feats
         self.plane_weights = _init(nn.Linear(hidden[-1], n_feats * 2), 0.01)
         self.identity_weights = _init(nn.Linear(hidden[-1], (NUM_RANKS + NUM_SUITS) * 2), 0.01)
         self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
@@ -214,7 +213,7 @@ class CardActor(nn.Module):
         if self.belief_net is not None:
             aux["belief"] = self.belief_net(obs)
             p = belief_probabilities(obs, aux["belief"]).detach()  # the policy loss never trains it
-            planes = torch.cat([planes, p[:, :, None], _related_counts(p[:, None], self.relations)], 2)
+            planes = torch.cat([planes, belief_features(p, self.relations)], 2)
             if self.danger_net is not None:  # nor this one: its own loss only
                 aux["danger"] = self.danger_net(obs, planes)
                 planes = torch.cat([planes, torch.sigmoid(aux["danger"]).detach()[:, :, None]], 2)
@@ -270,6 +269,12 @@ def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torc
     planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
     took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).to(obs.dtype)
     return torch.where(planes[:, UNSEEN_PLANE] > 0.5, torch.sigmoid(belief_logits), took)
+
+
+def belief_features(p: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
+    """``(B, 52)`` belief -> ``(B, 52, 4)``: each card's belief and its sums over the
+    card's same-rank, one-away and two-away cards."""
+    return torch.cat([p[:, :, None], _related_counts(p[:, None], relations)], 2)
 
 
 def danger_loss(danger_logits: torch.Tensor, obs: torch.Tensor, joins: torch.Tensor) -> torch.Tensor:

@@ -46,10 +46,10 @@ from torch import nn
 from agents import make_agent
 from agents.evaluate import play
 from agents import network
-from agents.network import NUM_NEIGHBOUR_FEATURES, _related_counts, _relations, belief_probabilities, neighbours
+from agents.network import NUM_NEIGHBOUR_FEATURES, _relations, belief_features, belief_probabilities, neighbours
 from agents.policy import load_policy
 from ginenv import actions as A
-from ginenv import core
+from ginenv import core, melds
 from ginenv.cards import NUM_CARDS
 from ginenv.observation import NUM_PLANES, OBS_SIZE, observe
 from ginenv.rules import Rules
@@ -121,7 +121,7 @@ def collect(policy, opponent, hands: int, seed: int, history: bool = False, weig
                         core.legal_action_mask(state)[g])).probs.numpy()[:, A.DISCARD:A.KNOCK]
                 held = held * (0.05 + probs).astype(np.float32)
             log["held"].append(held)
-            log["truth"].append(bench_oracle.joins_meld(state._hands[g, 1 - me]))
+            log["truth"].append(melds.joins_meld(state._hands[g, 1 - me]))
 
     play(policy, opponent, hands, Rules(), seed, mode="hand", watch=watch,
          watch_b=hist.watch_opponent if history else None)
@@ -149,9 +149,8 @@ class DangerNet(network.DangerNet):
         if self.extra:
             planes = torch.cat([planes, x[:, OBS_SIZE:].reshape(b, self.extra, NUM_CARDS).transpose(1, 2)], 2)
         with torch.no_grad():
-            p = belief_probabilities(obs, self.belief_net(obs))[:, None]
-        feats = torch.cat([planes, neighbours(obs, self.relations), p.transpose(1, 2),
-                           _related_counts(p, self.relations)], 2)
+            p = belief_probabilities(obs, self.belief_net(obs))
+        feats = torch.cat([planes, neighbours(obs, self.relations), belief_features(p, self.relations)], 2)
         return super().forward(x, feats)
 
     @torch.no_grad()
@@ -217,7 +216,7 @@ class NetReader:
             x = np.concatenate([x, self.history.features(state, games)], 1)
         danger = self.net.danger(x)
         if self.truth:
-            joins = bench_oracle.joins_meld(state._hands[games, 1 - state.current[games].astype(np.int64)])
+            joins = melds.joins_meld(state._hands[games, 1 - state.current[games].astype(np.int64)])
             danger = np.where(joins, danger, 0.0) if self.truth == "misses" else np.where(joins, 1.0, danger)
         return danger
 

@@ -41,7 +41,7 @@ from agents.policy import load_policy
 from ginenv import actions as A
 from ginenv import core, melds
 from ginenv.cards import NUM_CARDS
-from ginenv.melds import joins_meld, with_each_card  # noqa: F401 (the benches' own name for them)
+from ginenv.melds import joins_meld, with_each_card
 from ginenv.observation import observe
 from ginenv.rules import Rules
 

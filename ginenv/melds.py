@@ -286,7 +286,7 @@ def joins_meld(hands) -> np.ndarray:
     (the least deadwood of the hand with c is below the hand's own plus c's value);
     False on the hand's own cards. What gin_hunter takes from the pile, and what a
     discard must not give it."""
-    arr = check_hands(np.asarray(hands))
+    arr = check_hands(hands)
     n = len(arr)
     now = masks_deadwood(suit_masks(arr)).astype(np.int64)
     more = masks_deadwood(suit_masks(with_each_card(arr))).astype(np.int64).reshape(n, NUM_CARDS)

@@ -368,7 +368,7 @@ def test_oracle_denies_melding_cards_and_knocks_before_a_gin(deny, alarm):
             theirs, mine = state._hands[g, 1 - me], state._hands[g, me]
             legal = np.flatnonzero(mask[g])
             if deny:
-                joins = bench_oracle.joins_meld(theirs[None])[0]
+                joins = melds.joins_meld(theirs[None])[0]
                 bad = lambda a: A.DISCARD <= a < A.KNOCK and joins[a - A.DISCARD]  # noqa: E731
                 if any(not bad(a) for a in legal):
                     assert not bad(got[j])
@@ -607,7 +607,7 @@ def test_weighted_danger_is_the_weighted_share_of_hands_a_card_joins():
     weights = rng.random((g, n)) * (rng.random((g, n)) < 0.7)
     weights[0] = 0  # no weight at all: every hand counts the same
     got = bench_model_reader.weighted_danger(hands, mine, weights)
-    joins = bench_oracle.joins_meld(hands.reshape(-1, NUM_CARDS)).reshape(g, n, NUM_CARDS)
+    joins = melds.joins_meld(hands.reshape(-1, NUM_CARDS)).reshape(g, n, NUM_CARDS)
     for i in range(g):
         w = weights[i] if weights[i].sum() else np.ones(n)
         for c in range(NUM_CARDS):
