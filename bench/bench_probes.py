@@ -6,7 +6,10 @@ come from and what it ignores. Run: ``python bench/bench_probes.py [CHECKPOINT]`
    the mean points (bot minus opponent) and the mean number of draws it lasted.
 2. **Forced knocks**: the bot's own play, except that it knocks whenever a knock leaving
    at most ``k`` deadwood is legal (with the card that leaves the least); matches to 100.
-3. **Match scores ignored?**: the bot with both match totals zeroed in its observation;
+3. **Knocks held back**: the other direction: the bot's own play, except that a knock
+   leaving more than ``k`` deadwood is taken out of its legal actions (it plays its
+   most probable remaining action instead); matches to 100.
+4. **Match scores ignored?**: the bot with both match totals zeroed in its observation;
    matches to 100 against the unmodified bot's figure on the same seed.
 """
 
@@ -41,6 +44,19 @@ class ForcedKnock:
         return np.where(force, A.KNOCK + best, out)
 
 
+class HeldBackKnock:
+    """``base``'s actions with every knock leaving more than ``limit`` deadwood taken out
+    of its mask, so it plays what it prefers among the rest (gin and big gin stay)."""
+
+    def __init__(self, base, limit: int):
+        self.base, self.limit = base, limit
+
+    def act(self, obs, mask):
+        mask = np.array(mask, copy=True)
+        mask[:, A.KNOCK:A.DRAW_STOCK] &= _deadwood_after(obs) <= self.limit
+        return self.base.act(obs, mask)
+
+
 class ScoresZeroed:
     def __init__(self, base):
         self.base = base
@@ -57,7 +73,8 @@ def main():
     p.add_argument("--hands", type=int, default=4000)
     p.add_argument("--matches", type=int, default=1000)
     p.add_argument("--seed", type=int, default=2026)
-    p.add_argument("--limits", default="10,6,4,2")
+    p.add_argument("--limits", default="10,6,4,2", help="forced knocks at these deadwood limits")
+    p.add_argument("--held-back", default="8,6,4", help="knocks above these deadwood limits held back")
     args = p.parse_args()
     bot = make_agent(args.bot)
 
@@ -72,11 +89,16 @@ def main():
                   f"{c['draws'] / c['hands']:6.1f}")
         print(f"  net points a hand: {r['points_per_hand_a'] - r['points_per_hand_b']:+.2f}")
 
-    print(f"\nforced knocks, {args.matches} matches per cell (seed {args.seed}): match win rate")
-    for limit in (int(x) for x in args.limits.split(",")):
-        rates = [play(ForcedKnock(bot, limit), make_agent(n), args.matches, Rules(), seed=args.seed)["win_rate_a"]
-                 for n in OPPONENTS]
-        print(f"  knock at <= {limit:>2}: " + "  ".join(f"vs {n} {r:.3f}" for n, r in zip(OPPONENTS, rates)), flush=True)
+    def scan(title, wrapper, limits, label):
+        print(f"\n{title}, {args.matches} matches per cell (seed {args.seed}): match win rate")
+        for limit in (int(x) for x in limits.split(",")):
+            rates = [play(wrapper(bot, limit), make_agent(n), args.matches, Rules(), seed=args.seed)["win_rate_a"]
+                     for n in OPPONENTS]
+            print(f"  {label} {limit:>2}: " + "  ".join(f"vs {n} {r:.3f}" for n, r in zip(OPPONENTS, rates)),
+                  flush=True)
+
+    scan("forced knocks", ForcedKnock, args.limits, "knock at <=")
+    scan("knocks held back", HeldBackKnock, args.held_back, "no knock above")
 
     print(f"\nmatch scores zeroed, {args.matches} matches (seed {args.seed}): as is -> zeroed")
     for name in OPPONENTS:

@@ -11,6 +11,7 @@ import pytest
 
 from agents import make_agent
 from ginenv import actions as A
+from ginenv import core
 from ginenv import melds
 from ginenv.cards import CARD_VALUES, NUM_CARDS
 from test_agents import self_play
@@ -88,6 +89,35 @@ def test_forced_knock_knocks_at_the_limit_with_the_least_deadwood_else_defers():
             else:
                 assert acts[i] == own[i]
                 seen["deferred"] += 1
+
+    self_play(agent, steps=300, check=check)
+    assert min(seen.values()) > 0, seen
+
+
+def test_held_back_knock_removes_only_the_knocks_above_the_limit():
+    limit = 4
+    agent = bench_probes.HeldBackKnock(make_agent("knock_early"), limit)  # knock_early knocks whenever it can
+    seen = {"knocked": 0, "held back": 0}
+
+    def best(cards, after):
+        return min(cards, key=lambda c: (after[c], -CARD_VALUES[c], c))
+
+    def check(state, obs, mask, acts):
+        for i in range(len(acts)):
+            if state.phase[i] != core.DISCARD:
+                continue
+            after = state.after_discard[i]
+            knocks = [c for c in range(NUM_CARDS) if mask[i, A.KNOCK + c]]
+            low = [c for c in knocks if after[c] <= limit]
+            if mask[i, A.BIG_GIN]:
+                assert acts[i] == A.BIG_GIN
+            elif low:
+                assert acts[i] == A.KNOCK + best(low, after)
+                seen["knocked"] += 1
+            else:
+                discards = [c for c in range(NUM_CARDS) if mask[i, A.DISCARD + c]]
+                assert acts[i] == A.DISCARD + best(discards, after)
+                seen["held back"] += bool(knocks)
 
     self_play(agent, steps=300, check=check)
     assert min(seen.values()) > 0, seen
