@@ -440,12 +440,16 @@ class ReaderDeny:
     policy's choice (``changed``). With ``record``, keeps for the cards held at each
     discard turn the danger, with ``compare_belief`` the belief's own danger
     (``BeliefDeny.danger``, for comparison on the same decisions), and the truth, and
-    whether each discard fed the opponent."""
+    whether each discard fed the opponent; for each reader of ``compare`` (a dict of
+    name to reader, only read, never used to swap) its danger on the same cards under
+    its name; and under ``meant/<name>`` (``meant/danger``, ``meant/truth`` ...) the same
+    for the one card the policy meant to throw, where it meant to discard."""
 
     def __init__(self, policy, reader, threshold: float, min_prob: float = 0.0, record: bool = False,
-                 seed: int = 0, compare_belief: bool = True, soft: float = 0.0):
+                 seed: int = 0, compare_belief: bool = True, soft: float = 0.0, compare=None):
         self.model, self.reader, self.threshold, self.min_prob = policy.model, reader, threshold, min_prob
         self.record, self.log, self.soft = record, {"danger": [], "belief": [], "truth": [], "fed": []}, soft
+        self.compare = dict(compare or {})
         self.turns = self.changed = 0
         self.belief = None
         if record and compare_belief and policy.model.has_belief:
@@ -468,8 +472,19 @@ class ReaderDeny:
         self.changed += int((out[d] != own).sum())
         if self.record:
             bench_oracle.record_reading(self.log, state, games[d], danger, out[d])
+            hand = sub._hands[d, sub.current[d]]
+            read = {"danger": danger, **{name: r.danger(state, games[d]) for name, r in self.compare.items()}}
             if self.belief is not None:
-                self.log["belief"].append(self.belief.danger(obs[d])[sub._hands[d, sub.current[d]]])
+                read["belief"] = self.belief.danger(obs[d])
+            for name, value in read.items():
+                if name != "danger":
+                    self.log.setdefault(name, []).append(value[hand])
+            t = np.flatnonzero((own >= A.DISCARD) & (own < A.KNOCK))  # the turns it meant to discard
+            card = own[t] - A.DISCARD
+            read["truth"] = melds.joins_meld(sub._hands[d[t], 1 - sub.current[d[t]].astype(np.int64)])
+            for name, value in read.items():
+                rows = t if name != "truth" else np.arange(t.size)
+                self.log.setdefault(f"meant/{name}", []).append(value[rows, card])
         return out
 
 
@@ -499,14 +514,25 @@ def main(argv=None):
                         "belief's on the same decisions")
     p.add_argument("--deny", default="0.5/0.01,0.3/0.01,0.5/0",
                    help="threshold/min_prob pairs for the swap rule (see BeliefDeny)")
+    p.add_argument("--compare-net", metavar="PATH",
+                   help="with --hands: also read the same decisions with a danger net saved by "
+                        "bench_danger_net.py --save (only read, never used to swap), and print its AUC beside the "
+                        "reader's; --deny 2/0 never swaps, for a comparison on the policy's own play")
     p.add_argument("--seed", type=int, default=2026)
     args = p.parse_args(argv)
+    if args.compare_net and not args.hands:
+        p.error("--compare-net needs --hands")
     torch.set_num_threads(2)
     policy = load_policy(args.checkpoint)
     size = args.size or (64 if args.reader == "exact" else 128)
     unit = f"{args.hands} single hands" if args.hands else f"{args.matches} matches to 100"
     print(f"{unit} per cell against gin_hunter, seed {args.seed}, {args.reader} reader of size {size}"
           + (f", {args.sweeps} sweeps" if args.reader == "exact" else ""))
+    compare = {}
+    if args.compare_net:
+        bench_danger_net = _bench("bench_danger_net")
+        net = bench_danger_net.load_net(args.compare_net, policy.model.actor.belief_net, extra=0)
+        compare["net"] = bench_danger_net.NetReader(net)
     if args.hands:
         base = bench_search.play_hands(policy, GinHunter(), args.hands, Rules(), args.seed)
         print(f"  the policy alone: {base.mean():+.2f} points a hand (se {base.std() / np.sqrt(args.hands):.2f})")
@@ -516,7 +542,7 @@ def main(argv=None):
                                              args.sweeps)
         t = time.time()
         if args.hands:
-            agent = ReaderDeny(policy, reader, threshold, min_prob, record=True, seed=args.seed)
+            agent = ReaderDeny(policy, reader, threshold, min_prob, record=True, seed=args.seed, compare=compare)
             diff = bench_search.play_hands(agent, GinHunter(), args.hands, Rules(), args.seed, watch, watch_b) - base
             log = {k: np.concatenate(v) for k, v in agent.log.items() if v}
             print(f"  deny {threshold:g}/{min_prob:g}: {diff.mean():+.2f} points a hand against the policy alone "
@@ -524,6 +550,11 @@ def main(argv=None):
                   f"{log['fed'].mean():.3f} of its discards feed the opponent; AUC of the reader's danger "
                   f"{bench_oracle.auc(log['danger'], log['truth']):.3f}, of the belief's on the same decisions "
                   f"{bench_oracle.auc(log['belief'], log['truth']):.3f}; {time.time() - t:.0f} s", flush=True)
+            aucs = ", ".join(f"{name} {bench_oracle.auc(log[f'meant/{name}'], log['meant/truth']):.3f}"
+                             for name in ("danger", "belief", *compare) if f"meant/{name}" in log)
+            print(f"    on the card the policy meant to throw ({log['meant/truth'].mean():.3f} of them join): "
+                  f"AUC {aucs}" + "".join(f"; {name} on the held cards {bench_oracle.auc(log[name], log['truth']):.3f}"
+                                          for name in compare))
             bench_oracle.print_calibration(log["danger"], log["truth"])
         else:
             r = play(ReaderDeny(policy, reader, threshold, min_prob), GinHunter(), args.matches, Rules(), args.seed,

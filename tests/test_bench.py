@@ -706,6 +706,44 @@ def test_net_reader_that_never_swaps_plays_the_policys_own_games():
     assert agent.turns > 100 and agent.changed == 0
 
 
+def test_reader_deny_records_compared_readers_on_the_same_cards_as_its_own():
+    """A compared reader is only read: the games are the policy's own, and what it
+    records under its name is what it would record as the reader, card for card, at
+    every turn and at the card the policy meant to throw."""
+    import torch
+
+    from agents.evaluate import play
+    from agents.policy import load_policy
+    from ginenv.rules import Rules
+    policy = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion")
+    torch.manual_seed(1)
+    one = bench_danger_net.DangerNet(policy.model.actor.belief_net, hidden=16, card_hidden=8)
+    other = bench_danger_net.DangerNet(policy.model.actor.belief_net, hidden=16, card_hidden=8)
+    n = 6
+
+    def run(reader, compare=None):
+        agent = bench_model_reader.ReaderDeny(policy, bench_danger_net.NetReader(reader), 2.0, record=True,
+                                              compare=compare)
+        play(agent, make_agent("gin_hunter"), n, Rules(), seed=5)
+        return {k: np.concatenate(v) for k, v in agent.log.items()}
+
+    alarmed = bench_danger_net.DangerNet(policy.model.actor.belief_net, hidden=16, card_hidden=8)
+    with torch.no_grad():
+        alarmed.card[-1].weight.zero_()
+        alarmed.card[-1].bias.fill_(50.0)
+    knows = bench_danger_net.NetReader(alarmed, truth="misses")  # reads 1 exactly where a card joins
+    both = run(one, {"twin": bench_danger_net.NetReader(one), "other": bench_danger_net.NetReader(other),
+                     "knows": knows})
+    alone = run(other)
+    assert (both["twin"] == both["danger"]).all() and (both["meant/twin"] == both["meant/danger"]).all()
+    assert (both["other"] == alone["danger"]).all() and (both["meant/other"] == alone["meant/danger"]).all()
+    assert not np.allclose(both["other"], both["danger"])
+    # never swapping, the card it meant to throw is the card it threw: the truth there is whether it fed
+    assert (both["meant/truth"] == both["fed"]).all() and both["fed"].any() and len(both["fed"]) > 50
+    assert (both["knows"] == both["truth"]).all() and (both["meant/knows"] == both["meant/truth"]).all()
+    assert len(both["danger"]) == len(both["truth"]) == len(both["belief"])
+
+
 def test_actor_danger_reads_a_danger_actors_own_net_and_refuses_others():
     import torch
 
