@@ -1,6 +1,8 @@
 """Readers that know gin_hunter's rules: how far can a fair reading of its hand go?
 Run: ``python bench/bench_model_reader.py [CHECKPOINT] --reader exact --hands 500 --seed 11``
-(or ``--matches N``; ``--reader last-move`` is the cheaper reader).
+(or ``--matches N``; ``--reader last-move`` is the cheaper reader; with ``--hands``,
+``--compare-net NET`` also reads the same decisions with a danger net saved by
+``bench_danger_net.py --save``, and ``--deny 2/0`` never swaps).
 
 ``bench_oracle.py`` shows the bot reaching 0.88 against gin_hunter if it never feeds it
 a melding card, with the opponent's hand revealed, while the belief net, which reads
