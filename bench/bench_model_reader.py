@@ -473,20 +473,17 @@ class ReaderDeny:
         self.turns += d.size
         self.changed += int((out[d] != own).sum())
         if self.record:
-            bench_oracle.record_reading(self.log, state, games[d], danger, out[d])
-            hand = sub._hands[d, sub.current[d]]
-            read = {"danger": danger, **{name: r.danger(state, games[d]) for name, r in self.compare.items()}}
+            joins = bench_oracle.record_reading(self.log, state, games[d], danger, out[d])
+            read = {name: r.danger(state, games[d]) for name, r in self.compare.items()}
             if self.belief is not None:
                 read["belief"] = self.belief.danger(obs[d])
+            hand = sub._hands[d, sub.current[d]]
             for name, value in read.items():
-                if name != "danger":
-                    self.log.setdefault(name, []).append(value[hand])
+                self.log.setdefault(name, []).append(value[hand])
             t = np.flatnonzero((own >= A.DISCARD) & (own < A.KNOCK))  # the turns it meant to discard
             card = own[t] - A.DISCARD
-            read["truth"] = melds.joins_meld(sub._hands[d[t], 1 - sub.current[d[t]].astype(np.int64)])
-            for name, value in read.items():
-                rows = t if name != "truth" else np.arange(t.size)
-                self.log.setdefault(f"meant/{name}", []).append(value[rows, card])
+            for name, value in {**read, "danger": danger, "truth": joins}.items():
+                self.log.setdefault(f"meant/{name}", []).append(value[t, card])
         return out
 
 

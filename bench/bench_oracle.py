@@ -194,7 +194,7 @@ def record_reading(log, state, games, danger, actions):
     """Append to ``log`` (lists ``danger``, ``truth``, ``fed``), for the player to move in
     its discard turn in ``games``: each held card's ``danger`` (``(len(games), 52)``) and
     whether it joins a meld in the opponent's real hand, and whether its action, if a
-    discard, did."""
+    discard, did. Returns, for every card, whether it joins (``(len(games), 52)``)."""
     me = state.current[games].astype(np.int64)
     hand = state._hands[games, me]
     joins = joins_meld(state._hands[games, 1 - me])
@@ -202,6 +202,7 @@ def record_reading(log, state, games, danger, actions):
     log["truth"].append(joins[hand])
     thrown = np.flatnonzero((actions >= A.DISCARD) & (actions < A.KNOCK))
     log["fed"].append(joins[thrown, actions[thrown] - A.DISCARD])
+    return joins
 
 
 def reader_quality(policy, opponent, n: int, rules: Rules, seed: int, worlds: int = 32):
