@@ -1,6 +1,8 @@
-"""Everything that chooses actions: the agent interface, baselines and trained policies.
+"""Everything that chooses actions, learns, evaluates and serves.
 
-``make_agent(spec, seed)`` turns a baseline name or a checkpoint path into an agent.
+``make_agent(spec, seed)`` turns a baseline name or a checkpoint path into an agent;
+``load_policy(path)`` loads a trained policy. The baselines live in ``ginenv.baselines``
+(pure numpy, so the environments can name them) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -8,23 +10,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.base import Agent
-from agents.baselines import BASELINES, GinHunter, KnockEarly, Patient, RandomAgent
+from ginenv.baselines import BASELINES, GinHunter, KnockEarly, Patient, RandomAgent, make_baseline
 
 
 def make_agent(spec, seed: int = 0):
-    """A baseline name (``random``, ``knock_early``, ``gin_hunter``, ``patient``), a checkpoint
+    """A baseline name (``knock_early``, ``gin_hunter``, ``random``, ``patient``), a checkpoint
     directory or file, or an object that already has ``act``."""
-    if hasattr(spec, "act"):
-        return spec
-    if isinstance(spec, str) and spec in BASELINES:
-        return BASELINES[spec](seed=seed)
+    if hasattr(spec, "act") or (isinstance(spec, str) and spec in BASELINES):
+        return make_baseline(spec, seed)
     path = Path(str(spec))
     if path.exists():
-        from agents.policy import load_policy
-
         return load_policy(path)
     raise ValueError(f"unknown agent {spec!r}: not a baseline ({', '.join(BASELINES)}) "
                      f"and no checkpoint at {path.resolve()}")
 
 
-__all__ = ["Agent", "BASELINES", "GinHunter", "KnockEarly", "Patient", "RandomAgent", "make_agent"]
+def load_policy(path, seed: int = 0):
+    """A checkpoint (run directory, step directory or policy file) as a ``Policy``
+    (``agents.policy.load_policy``; imports torch)."""
+    from agents.policy import load_policy as load
+
+    return load(path, seed=seed)
+
+
+__all__ = ["Agent", "BASELINES", "GinHunter", "KnockEarly", "Patient", "RandomAgent", "load_policy", "make_agent"]

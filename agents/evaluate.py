@@ -42,14 +42,11 @@ def wilson(successes: float, n: int, z: float = Z95):
 
 
 def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "match", progress=None,
-         max_steps: int = 200_000, watch=None, watch_b=None) -> dict:
+         max_steps: int = 200_000) -> dict:
     """Play n games (matches or hands) of agent_a against agent_b and count everything.
 
     Game i seats agent_a as player ``i % 2`` and deals first from player ``(i // 2) % 2``.
-    An agent acts on observations (``act(obs, mask)``) or, for the benches' searches and
-    oracles that read the engine, on the state (``act_state(state, games)``). ``watch``,
-    if given, is called as ``watch(state, games, actions)`` with agent_a's moves before
-    each step, and ``watch_b`` likewise with agent_b's.
+    Each agent acts on the observations of its seat (``act(obs, mask)``).
     """
     state = core.init(n, rules, seed, mode=mode, dealers=((np.arange(n) // 2) % 2).astype(np.int8))
     a_seat = (np.arange(n) % 2).astype(np.int8)
@@ -71,12 +68,7 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
         for agent, who in ((agent_a, a_moves), (agent_b, b_moves)):
             idx = np.flatnonzero(who)
             if idx.size:
-                actions[idx] = (agent.act_state(state, idx) if hasattr(agent, "act_state")
-                                else agent.act(obs[idx], mask[idx]))
-        for see, who in ((watch, a_moves), (watch_b, b_moves)):
-            if see is not None and who.any():
-                idx = np.flatnonzero(who)
-                see(state, idx, actions[idx])
+                actions[idx] = agent.act(obs[idx], mask[idx])
         core.step(state, actions)
         ended = np.flatnonzero(state.hand_ended)
         if ended.size:

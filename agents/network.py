@@ -1,7 +1,10 @@
-"""The actor-critic network, defined once and imported by the trainer, the policy
-loader and the exporter.
+"""The actor-critic network and its spec, defined once and imported by the trainer, the
+policy loader and the exporter.
 
-Three actor architectures (``architecture``):
+``NetworkSpec`` is the network's shape, with its defaults written once; a checkpoint's
+``policy.json`` records it under ``network``, and ``NetworkSpec.from_dict`` reads it back.
+
+Actor architectures (``architecture``):
 
 - ``cards`` (default): a trunk MLP reads the whole observation into a context vector;
   from it come the weights of one linear head shared by all 52 cards, which reads
@@ -9,57 +12,91 @@ Three actor architectures (``architecture``):
   card's two logits, discard and knock; a linear head on the context gives the other
   four (stock, take, pass, big gin). Sharing the card head across cards means "throw
   the card that leaves the least deadwood" is learnt once, not 52 times.
-- ``relational``: ``cards`` with each card's neighbourhood added to its features: for
-  the own hand, the top of the pile, the rest of the pile, the cards the opponent took
-  and still holds, the cards it threw or passed, the unseen cards and the own
-  discards, how many cards of the same
-  rank, and of the same suit one and two ranks away, that plane holds (21 more
-  features a card, computed from the observation by fixed shifts; no new inputs). The
-  head can then read "this discard would complete a meld with a card the opponent
-  took" directly instead of through the trunk.
-- ``belief``: ``relational`` plus a belief net, an MLP from the observation to the
-  probability that the opponent holds each card it has not shown. It is trained on
-  the opponent's real hand (known during training only, like the privileged critic's
-  input) with a cross-entropy on the unseen cards, and its output, detached, is a
-  further card plane for the head: the belief itself and its counts over the card's
-  neighbours (4 more features a card). The cards the opponent took and still holds
-  count as 1, all other seen cards as 0. At play time the belief comes from the
-  observation alone, so the policy stays fair.
-- ``danger``: ``belief`` plus a danger net (``DangerNet``): for each card, the
-  probability that it would join a meld in the opponent's hand (what gin_hunter takes
-  from the pile, and so what a discard must not give it). It reads the observation,
-  each card's planes and neighbour counts and the belief, and is trained on the
-  opponent's real hand (``danger_loss``, over the cards the player holds); its output,
-  detached, is one more feature a card for the head. The belief gives each card's odds
-  alone; whether a card joins depends on two of its neighbours held together, which
-  the danger net learns from the games instead.
+- ``belief`` (the shipped bot's): ``cards`` with each card's neighbourhood added to its
+  features (for seven planes, how many cards of the same rank, and of the same suit one
+  and two ranks away, that plane holds: 21 features a card, by fixed shifts of the
+  observation), plus a belief net: an MLP from the observation to the probability that
+  the opponent holds each card it has not shown. It is trained on the opponent's real
+  hand (known during training only, like the privileged critic's input) with a
+  cross-entropy on the unseen cards, and its output, detached, is a further card plane
+  for the head: the belief itself and its counts over the card's neighbours (4 more
+  features a card). The cards the opponent took and still holds count as 1, all other
+  seen cards as 0. At play time the belief comes from the observation alone, so the
+  policy stays fair.
 - ``mlp``: one MLP from the observation to the 108 logits.
 
 The actor sees only the player's observation; illegal logits are filled with -1e8
 before the softmax (never ``log(mask)``; not the smallest float either, which turns
 into -inf once normalised and makes the entropy 0 * -inf = nan). The critic sees the same
 observation and, with ``privileged_critic``, the opponent's hand too (52 more inputs,
-known during training only); with ``critic_lookahead`` k > 0, also what each of the
-next k stock cards would do to each hand (``lookahead_features``). The trained policy
-uses the actor alone, so it stays fair.
+known during training only). The trained policy uses the actor alone, so it stays fair.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import asdict, dataclass
+
 import torch
 from torch import nn
 from torch.distributions import Categorical
 
-from ginenv import melds
 from ginenv.actions import NUM_ACTIONS
-from ginenv.cards import NUM_CARDS
-from ginenv.cards import NUM_RANKS, NUM_SUITS
-from ginenv.observation import NUM_PLANES, OBS_SIZE, PLANE_NAMES
+from ginenv.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
+from ginenv.observation import NUM_PLANES, OBS_SIZE, PLANE
 
-ARCHITECTURES = ("cards", "relational", "belief", "danger", "mlp")
+ARCHITECTURES = ("cards", "belief", "mlp")
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """The network's shape: what ``policy.json`` records under ``network``."""
+
+    hidden_sizes: tuple = (128, 128)
+    """Hidden layer widths of the actor's trunk (and belief net) and of the critic."""
+    activation: str = "relu"
+    """relu, tanh or gelu."""
+    architecture: str = "cards"
+    """The actor: ``cards``, ``belief`` or ``mlp`` (see the module docstring)."""
+    privileged_critic: bool = True
+    """The critic also sees the opponent's hand (training only; the actor never does)."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
+        problems = []
+        if not self.hidden_sizes or any(isinstance(h, bool) or not isinstance(h, int) or h < 1
+                                        for h in self.hidden_sizes):
+            problems.append(f"hidden_sizes must be a non-empty list of positive integers, got {list(self.hidden_sizes)}")
+        if self.activation not in ACTIVATIONS:
+            problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
+        if self.architecture not in ARCHITECTURES:
+            problems.append(f"architecture must be one of {', '.join(ARCHITECTURES)}, got {self.architecture!r}")
+        if not isinstance(self.privileged_critic, bool):
+            problems.append(f"privileged_critic must be true or false, got {self.privileged_critic!r}")
+        if problems:
+            raise ValueError("bad network spec: " + "; ".join(problems))
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "hidden_sizes": list(self.hidden_sizes)}
+
+    @classmethod
+    def from_dict(cls, data) -> "NetworkSpec":
+        """A spec from ``policy.json``'s ``network``: missing keys take the defaults; an
+        unknown key is refused, but for ``critic_lookahead`` at 0, which older files
+        wrote (the variant it set has left the product; see docs/experiments.md)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"the network spec must be a mapping, got {type(data).__name__}")
+        data = dict(data)
+        if data.get("critic_lookahead", 0) != 0:
+            raise ValueError("this network has a lookahead critic (critic_lookahead "
+                             f"{data['critic_lookahead']}), a variant this version no longer builds")
+        data.pop("critic_lookahead", None)
+        names = set(cls.__dataclass_fields__)
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown network spec key(s) {', '.join(unknown)}; valid: {', '.join(sorted(names))}")
+        return cls(**data)
 
 
 def mlp(sizes, activation: str, out_size: int, out_gain: float) -> nn.Sequential:
@@ -101,12 +138,11 @@ def _card_identity() -> torch.Tensor:
     return ident
 
 
-#: The planes whose neighbourhoods the ``relational`` actor reads, in the order of its
-#: features (see ``neighbours``): own hand, rest of the pile, opponent took, opponent
-#: threw or passed, unseen, own discards, then the top of the pile.
-NEIGHBOUR_PLANES = (0, 2, 3, 4, 5, 8, 1)
+#: The planes whose neighbourhoods the ``belief`` actor reads, in the order of its
+#: features (see ``neighbours``).
+NEIGHBOUR_PLANES = tuple(PLANE[name] for name in ("own_hand", "rest_of_pile", "opponent_took", "opponent_discarded",
+                                                  "unseen", "own_discards", "top_discard"))
 NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES)
-DANGER_CARD_HIDDEN = 32  # the width of the danger net's per-card MLP
 
 
 def _relations() -> torch.Tensor:
@@ -129,7 +165,7 @@ def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
     return torch.matmul(x, relations).reshape(b, -1, NUM_CARDS).transpose(1, 2)
 
 
-UNSEEN_PLANE, OPPONENT_TOOK_PLANE = PLANE_NAMES.index("unseen"), PLANE_NAMES.index("opponent_took")
+UNSEEN_PLANE, OPPONENT_TOOK_PLANE = PLANE["unseen"], PLANE["opponent_took"]
 
 
 def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
@@ -144,43 +180,17 @@ def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torc
     return _related_counts(x, rel)
 
 
-class DangerNet(nn.Module):
-    """Per card: the logit of P(it joins a meld in the opponent's hand | the input). A
-    trunk reads the input (the observation, and whatever follows it) into a context; a
-    small MLP shared by the 52 cards reads the context with each card's features
-    (``n_feats`` of them: the ``belief`` actor's, its planes, neighbour counts, belief
-    and the belief's neighbour counts) and its rank and suit."""
-
-    def __init__(self, in_size: int, hidden, n_feats: int, card_hidden: int, activation: str = "relu"):
-        super().__init__()
-        self.trunk = trunk([in_size] + list(hidden), activation)
-        self.register_buffer("identity", _card_identity(), persistent=False)
-        self.card_in = nn.Linear(n_feats, card_hidden)
-        self.identity_in = nn.Linear(NUM_RANKS + NUM_SUITS, card_hidden, bias=False)
-        self.context_in = nn.Linear(hidden[-1], card_hidden, bias=False)
-        self.card = nn.Sequential(ACTIVATIONS[activation](), nn.Linear(card_hidden, card_hidden),
-                                  ACTIVATIONS[activation](), nn.Linear(card_hidden, 1))
-
-    def forward(self, x: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
-        """``x`` ``(B, in_size)``, ``feats`` ``(B, 52, n_feats)`` -> ``(B, 52)`` logits."""
-        # The first layer on [card features, rank and suit, context], each part computed once.
-        first = self.card_in(feats) + self.identity_in(self.identity)[None] + self.context_in(self.trunk(x))[:, None]
-        return self.card(first).squeeze(-1)
-
-
 class CardActor(nn.Module):
     """Per-card logits from a head shared by the 52 cards (see the module docstring).
 
     The context sets, per game, the weights of a linear head over each card's features
-    (its 9 observation planes, with ``relational`` its 21 neighbourhood counts, its rank
-    and suit): logit[c] = features[c] @ W(context). Cheap (a few batched matrix
-    products) and the same head for every card."""
+    (its 9 observation planes, with ``belief`` its 21 neighbourhood counts and 4 belief
+    features, its rank and suit): logit[c] = features[c] @ W(context). Cheap (a few
+    batched matrix products) and the same head for every card."""
 
-    def __init__(self, hidden, activation: str, relational: bool = False, belief: bool = False,
-                 danger: bool = False):
+    def __init__(self, hidden, activation: str, belief: bool = False):
         super().__init__()
-        belief = belief or danger
-        self.relational = relational or belief
+        self.relational = belief
         self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
         self.register_buffer("identity", _card_identity(), persistent=False)
         self.register_buffer("relations", _relations() if self.relational else torch.zeros(0), persistent=False)
@@ -189,10 +199,6 @@ class CardActor(nn.Module):
         if belief:
             self.belief_net = mlp([OBS_SIZE] + list(hidden), activation, NUM_CARDS, 1.0)
             n_feats += 4
-        self.danger_net = None
-        if danger:  # it reads the card features above
-            self.danger_net = DangerNet(OBS_SIZE, hidden, n_feats, DANGER_CARD_HIDDEN, activation)
-            n_feats += 1
         self.plane_weights = _init(nn.Linear(hidden[-1], n_feats * 2), 0.01)
         self.identity_weights = _init(nn.Linear(hidden[-1], (NUM_RANKS + NUM_SUITS) * 2), 0.01)
         self.other_head = _init(nn.Linear(hidden[-1], NUM_ACTIONS - 2 * NUM_CARDS), 0.01)
@@ -201,9 +207,8 @@ class CardActor(nn.Module):
         return self.forward_with_aux(obs)[0]
 
     def forward_with_aux(self, obs: torch.Tensor):
-        """The 108 logits and the auxiliary nets' ``(B, 52)`` logits, ``{"belief": ...,
-        "danger": ...}`` for the nets this actor has, from one pass of each, for the
-        training losses."""
+        """The 108 logits and, with ``belief``, the belief net's ``(B, 52)`` logits
+        (``{"belief": ...}``, else ``{}``), from one pass, for the training losses."""
         b = obs.shape[0]
         g = self.trunk(obs)
         planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
@@ -214,9 +219,6 @@ class CardActor(nn.Module):
             aux["belief"] = self.belief_net(obs)
             p = belief_probabilities(obs, aux["belief"]).detach()  # the policy loss never trains it
             planes = torch.cat([planes, belief_features(p, self.relations)], 2)
-            if self.danger_net is not None:  # nor this one: its own loss only
-                aux["danger"] = self.danger_net(obs, planes)
-                planes = torch.cat([planes, torch.sigmoid(aux["danger"]).detach()[:, :, None]], 2)
         logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
         logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
         return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1), aux  # discard, knock, others
@@ -224,43 +226,6 @@ class CardActor(nn.Module):
     def belief(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 52)``: P(the opponent holds the card) (see ``belief_probabilities``)."""
         return belief_probabilities(obs, self.belief_net(obs))
-
-
-def lookahead_size(k: int) -> int:
-    """Number of ``lookahead_features`` for a window of k stock cards (0 for none)."""
-    return 4 * k + 2 if k else 0
-
-
-def lookahead_features(own: np.ndarray, opponent: np.ndarray, top: np.ndarray) -> np.ndarray:
-    """What the next stock cards would do to each hand, for a training-time critic.
-
-    ``own`` and ``opponent`` ``(B, 52)`` bool: the deciding player's hand and the
-    opponent's, 10 cards each, or 11 for the player in its discard turn (then taken down
-    to 10 by its deadwood-minimising discard, the lowest card id on ties); ``top``
-    ``(B, k)``: the next k stock cards, top first, -1 past the end (``State.stock_top``).
-    Returns ``(B, 4 k + 2)`` float32: for each j < k, the deciding player's and the
-    opponent's best deadwood if they drew card j (the 11 cards' deadwood after their best
-    discard; the 10 cards' own deadwood past the stock's end), each over 100; then 1
-    where those are 0 (gin in reach); then the two 10-card hands' deadwood, over 100."""
-    b, k = top.shape
-    hands = np.stack([own, opponent])  # (2, B, 52)
-    eleven = np.nonzero(hands.sum(2) == 11)
-    if eleven[0].size:  # cards not held are NOT_IN_HAND, above any deadwood
-        hands[eleven + (melds.deadwood_after_discard(hands[eleven]).argmin(1),)] = False
-    now = melds.deadwood(hands).astype(np.float32)  # (2, B)
-    # Every hand with every coming card added, in one call of the meld tables.
-    drawn = np.repeat(hands[:, None], k, 1)  # (2, k, B, 52)
-    side, j, g = np.nonzero(np.broadcast_to(top.T >= 0, (2, k, b)))
-    drawn[side, j, g, top[g, j]] = True
-    best = np.where(top.T >= 0, melds.deadwood_after_discard(drawn).min(-1), now[:, None])  # (2, k, B)
-    per_card = best.transpose(2, 1, 0).reshape(b, 2 * k)  # card j: own, then opponent
-    return np.concatenate([per_card / 100, per_card == 0, now.T / 100], 1).astype(np.float32)
-
-
-def state_lookahead(state, games: np.ndarray, me: np.ndarray, k: int) -> np.ndarray:
-    """``lookahead_features`` of the games ``games`` of an engine state, seen by player
-    ``me`` (one per game), over the next k stock cards."""
-    return lookahead_features(state._hands[games, me], state._hands[games, 1 - me], state.stock_top(k)[games])
 
 
 def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torch.Tensor:
@@ -277,23 +242,12 @@ def belief_features(p: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
     return torch.cat([p[:, :, None], _related_counts(p[:, None], relations)], 2)
 
 
-def danger_loss(danger_logits: torch.Tensor, obs: torch.Tensor, joins: torch.Tensor) -> torch.Tensor:
-    """Mean binary cross-entropy of the danger net's logits against ``joins`` (``(B,
-    52)``: the card would join a meld in the opponent's real hand, ``melds.joins_meld``),
-    over the cards the player holds."""
-    held = obs[:, :NUM_CARDS] > 0.5
-    bce = nn.functional.binary_cross_entropy_with_logits(danger_logits, joins, reduction="none")
-    return (bce * held).sum() / held.sum().clamp(min=1)
-
-
-def aux_losses(aux: dict, obs: torch.Tensor, opponent_hand: torch.Tensor, joins: torch.Tensor | None) -> dict:
-    """The auxiliary nets' losses (``belief_loss``, ``danger_loss``), by name."""
-    out = {}
-    if "belief" in aux:
-        out["belief"] = belief_loss(aux["belief"], obs, opponent_hand)
-    if "danger" in aux:
-        out["danger"] = danger_loss(aux["danger"], obs, joins)
-    return out
+def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of the belief net's logits against the opponent's real
+    hand, over the cards the player has not seen."""
+    unseen = obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
+    bce = nn.functional.binary_cross_entropy_with_logits(belief_logits, opponent_hand, reduction="none")
+    return (bce * unseen).sum() / unseen.sum().clamp(min=1)
 
 
 def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
@@ -305,68 +259,53 @@ def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: t
 
 
 class ActorCritic(nn.Module):
-    def __init__(self, hidden_sizes=(256, 256), activation: str = "relu", privileged_critic: bool = False,
-                 architecture: str = "cards", critic_lookahead: int = 0):
+    """The actor (``architecture``) and the critic, built from a ``NetworkSpec``."""
+
+    def __init__(self, spec: NetworkSpec | None = None):
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}; got {activation!r}")
-        if architecture not in ARCHITECTURES:
-            raise ValueError(f"architecture must be one of {', '.join(ARCHITECTURES)}; got {architecture!r}")
-        if critic_lookahead < 0 or (critic_lookahead and not privileged_critic):
-            raise ValueError("critic_lookahead must be >= 0, and > 0 only with privileged_critic; "
-                             f"got {critic_lookahead}")
-        self.privileged_critic, self.critic_lookahead = privileged_critic, critic_lookahead
-        hidden = list(hidden_sizes)
-        if architecture in ("cards", "relational", "belief", "danger"):
-            self.actor = CardActor(hidden, activation, relational=architecture == "relational",
-                                   belief=architecture == "belief", danger=architecture == "danger")
+        self.spec = spec = spec or NetworkSpec()
+        self.privileged_critic = spec.privileged_critic
+        hidden = list(spec.hidden_sizes)
+        if spec.architecture in ("cards", "belief"):
+            self.actor = CardActor(hidden, spec.activation, belief=spec.architecture == "belief")
         else:
-            self.actor = mlp([OBS_SIZE] + hidden, activation, NUM_ACTIONS, 0.01)
-        critic_in = OBS_SIZE + (NUM_CARDS if privileged_critic else 0) + lookahead_size(critic_lookahead)
-        self.critic = mlp([critic_in] + hidden, activation, 1, 1.0)
+            self.actor = mlp([OBS_SIZE] + hidden, spec.activation, NUM_ACTIONS, 0.01)
+        critic_in = OBS_SIZE + (NUM_CARDS if spec.privileged_critic else 0)
+        self.critic = mlp([critic_in] + hidden, spec.activation, 1, 1.0)
 
     @property
     def has_belief(self) -> bool:
         return getattr(self.actor, "belief_net", None) is not None
 
-    @property
-    def has_danger(self) -> bool:
-        return getattr(self.actor, "danger_net", None) is not None
-
-    def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None,
-                  lookahead: torch.Tensor | None = None) -> torch.Tensor:
-        """The critic's value; ``opponent_hand`` ``(B, 52)`` with ``privileged_critic``,
-        ``lookahead`` ``(B, 4 k + 2)`` (``lookahead_features``) with ``critic_lookahead`` k."""
-        missing = ((["the opponent's hand"] if self.privileged_critic and opponent_hand is None else [])
-                   + ([f"the lookahead features of the next {self.critic_lookahead} stock cards"]
-                      if self.critic_lookahead and lookahead is None else []))
-        if missing:
-            raise ValueError("this critic needs " + " and ".join(missing))
-        parts = [obs] + ([opponent_hand] if self.privileged_critic else [])
-        parts += [lookahead] if self.critic_lookahead else []
-        return self.critic(torch.cat(parts, 1) if len(parts) > 1 else obs).squeeze(-1)
+    def get_value(self, obs: torch.Tensor, opponent_hand: torch.Tensor | None = None) -> torch.Tensor:
+        """The critic's value; ``opponent_hand`` ``(B, 52)`` with ``privileged_critic``."""
+        if not self.privileged_critic:
+            return self.critic(obs).squeeze(-1)
+        if opponent_hand is None:
+            raise ValueError("this critic needs the opponent's hand (privileged_critic)")
+        return self.critic(torch.cat([obs, opponent_hand], 1)).squeeze(-1)
 
     def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:
         """The actor's distribution over the legal actions."""
         return Categorical(logits=masked_logits(self.actor(obs), mask))
 
     def actor_with_aux(self, obs: torch.Tensor):
-        """The actor's logits and its auxiliary nets' logits by name (``CardActor.forward_with_aux``;
-        empty for an actor without them)."""
+        """The actor's logits and its belief net's logits by name (``CardActor.forward_with_aux``;
+        empty for an actor without one)."""
         return self.actor.forward_with_aux(obs) if self.has_belief else (self.actor(obs), {})
 
-    def evaluate_actions(self, obs, mask, action, opponent_hand=None, lookahead=None):
+    def evaluate_actions(self, obs, mask, action, opponent_hand=None):
         """For the PPO update: log-probabilities of ``action``, entropies, values and the
-        auxiliary nets' logits (``actor_with_aux``), each network run once."""
+        belief net's logits (``actor_with_aux``), each network run once."""
         logits, aux = self.actor_with_aux(obs)
         dist = Categorical(logits=masked_logits(logits, mask))
-        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand, lookahead), aux
+        return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand), aux
 
-    def get_action_and_value(self, obs, mask, action=None, opponent_hand=None, lookahead=None):
+    def get_action_and_value(self, obs, mask, action=None, opponent_hand=None):
         dist = self.action_dist(obs, mask)
         if action is None:
             action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand, lookahead)
+        return action, dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand)
 
     def act_greedy(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return masked_logits(self.actor(obs), mask).argmax(-1)

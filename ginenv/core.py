@@ -117,8 +117,8 @@ class State:
     dealer: np.ndarray  # (B,) int8
     turn: np.ndarray  # (B,) int16: draws so far this hand (both players)
     knock_limit: np.ndarray  # (B,) int8: this hand's knock limit (Oklahoma: from the upcard)
-    after_discard: np.ndarray  # (B, 52) uint8: in DISCARD, the mover's deadwood after each discard
-    big_gin_ok: np.ndarray  # (B,) bool: in DISCARD, the mover may declare big gin
+    _after_discard: np.ndarray  # (B, 52) uint8: in DISCARD, the mover's deadwood after each discard
+    _big_gin_ok: np.ndarray  # (B,) bool: in DISCARD, the mover may declare big gin
     legal: np.ndarray  # (B, NUM_ACTIONS) bool, read-only: legal actions of the player to move
     _deadwood: np.ndarray  # (B, 2) int16: each player's least deadwood of the 10 cards last kept
     scores: np.ndarray  # (B, 2) int32: running match totals (hand points)
@@ -127,7 +127,7 @@ class State:
     dead_hands: np.ndarray  # (B,) int16: dead and truncated hands
     hand_no: np.ndarray  # (B,) int32: hands dealt in this game (the deal's stream)
     game_no: np.ndarray  # (B,) int32: games played in this slot (auto-reset)
-    game_seed: np.ndarray  # (B,) uint64
+    _game_seed: np.ndarray  # (B,) uint64
     # Events of the last step (overwritten by every step):
     hand_ended: np.ndarray  # (B,) bool: a hand ended in this step
     game_ended: np.ndarray  # (B,) bool: the game ended in this step (then maybe auto-reset)
@@ -157,6 +157,30 @@ class State:
             f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)
             if isinstance(getattr(self, f.name), np.ndarray)})
 
+    def arrays(self) -> dict:
+        """Every array field by name, private ones included (to save a state whole)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), np.ndarray)}
+
+    def with_arrays(self, arrays: dict) -> "State":
+        """A copy with every array field taken from ``arrays`` (``arrays()`` of a state of
+        the same batch size); a missing or unknown name, or a shape that differs, is a
+        ``ValueError``."""
+        mine = self.arrays()
+        missing, unknown = sorted(set(mine) - set(arrays)), sorted(set(arrays) - set(mine))
+        if missing or unknown:
+            raise ValueError(f"state arrays do not match State's fields: missing {missing or 'none'}, "
+                             f"unknown {unknown or 'none'}")
+        out = {}
+        for name, old in mine.items():
+            new = np.asarray(arrays[name])
+            if new.shape != old.shape:
+                raise ValueError(f"state array {name} has shape {new.shape}, expected {old.shape}")
+            out[name] = new.astype(old.dtype, copy=True)
+        s = dataclasses.replace(self, **out)
+        s.legal.flags.writeable = False
+        return s
+
     def select(self, games) -> "State":
         """A new State of the games ``games`` (indices, repeats allowed; arrays copied)."""
         idx = np.asarray(games, np.int64)
@@ -168,12 +192,12 @@ class State:
         """The stock of one game, top card first (private)."""
         return self._deck[game, self.stock_pos[game]:].astype(np.int64)
 
-    def stock_top(self, k: int) -> np.ndarray:
-        """``(B, k)`` int64: the next ``k`` stock cards of every game, top first, -1 past the
-        stock's end (private: for a training-time critic only)."""
-        pos = self.stock_pos.astype(np.int64)[:, None] + np.arange(k)
-        cards = np.take_along_axis(self._deck, np.minimum(pos, NUM_CARDS - 1), 1).astype(np.int64)
-        return np.where(pos < NUM_CARDS, cards, -1)
+    def hands_of(self, players) -> np.ndarray:
+        """``(B, 52)`` bool: the cards held by ``players[g]`` in each game g (an int or a
+        ``(B,)`` array). Private to those players: for the engine's own use and for a
+        training-time critic, never an input a player's policy may read."""
+        who = np.broadcast_to(np.asarray(players, np.int64), (self.batch_size,))
+        return self._hands[np.arange(self.batch_size), who]
 
     def hand(self, game: int, player: int) -> np.ndarray:
         """The card ids one player holds (private to that player)."""
@@ -215,12 +239,12 @@ def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mo
         discarded=_zeros(b, 2, NUM_CARDS, dtype=bool), passed=_zeros(b, 2, NUM_CARDS, dtype=bool),
         taken=np.full(b, -1, np.int8), knock_card=np.full(b, -1, np.int8), phase=_zeros(b, dtype=np.int8),
         current=_zeros(b, dtype=np.int8), dealer=_zeros(b, dtype=np.int8), turn=_zeros(b, dtype=np.int16),
-        knock_limit=_zeros(b, dtype=np.int8), after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
-        big_gin_ok=_zeros(b, dtype=bool), legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
+        knock_limit=_zeros(b, dtype=np.int8), _after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
+        _big_gin_ok=_zeros(b, dtype=bool), legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
         _deadwood=_zeros(b, 2, dtype=np.int16), scores=_zeros(b, 2, dtype=np.int32),
         hands_won=_zeros(b, 2, dtype=np.int16), hands_played=_zeros(b, dtype=np.int16),
         dead_hands=_zeros(b, dtype=np.int16), hand_no=_zeros(b, dtype=np.int32),
-        game_no=_zeros(b, dtype=np.int32), game_seed=seeds,
+        game_no=_zeros(b, dtype=np.int32), _game_seed=seeds,
         hand_ended=_zeros(b, dtype=bool), game_ended=_zeros(b, dtype=bool), hand_kind=np.full(b, NONE, np.int8),
         hand_points=_zeros(b, 2, dtype=np.int32), last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
         last_knocker=np.full(b, -1, np.int8), hand_turns=_zeros(b, dtype=np.int16),
@@ -238,14 +262,14 @@ def _new_games(s: State, idx: np.ndarray, decks=None, dealers=None) -> None:
     s.hands_played[idx] = 0
     s.dead_hands[idx] = 0
     s.hand_no[idx] = 0
-    s.dealer[idx] = first_dealers(s.game_seed[idx], s.game_no[idx]) if dealers is None else dealers
+    s.dealer[idx] = first_dealers(s._game_seed[idx], s.game_no[idx]) if dealers is None else dealers
     _deal(s, idx, decks)
 
 
 def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     """Deal a hand in the games ``idx`` (dealer already set)."""
     if decks is None:
-        deck = shuffled_decks(s.game_seed[idx], s.game_no[idx], s.hand_no[idx])
+        deck = shuffled_decks(s._game_seed[idx], s.game_no[idx], s.hand_no[idx])
     else:
         deck = np.asarray(decks, np.int8).reshape(len(idx), NUM_CARDS)
         if (np.sort(deck, axis=1) != np.arange(NUM_CARDS)).any():
@@ -279,84 +303,12 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
         s.knock_limit[idx] = np.where(value == 1, 0, np.minimum(value, limit))
     else:
         s.knock_limit[idx] = limit
-    s.big_gin_ok[idx] = False
-    s.after_discard[idx] = melds.NOT_IN_HAND
+    s._big_gin_ok[idx] = False
+    s._after_discard[idx] = melds.NOT_IN_HAND
     s.hand_no[idx] += 1
 
 
 # ------------------------------------------------------------------------ legality
-def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) -> State:
-    """A copy of ``s`` with what ``player`` cannot see dealt anew: the opponent's
-    unknown cards and the stock's order (what OpenSpiel calls resampling from an
-    information state; the worlds of a determinized search).
-
-    ``player`` is an int or a ``(B,)`` array. The cards ``player`` has not seen (in
-    neither its hand, the discard pile, nor among the cards the opponent took from the
-    pile and still holds) are shuffled with ``rng``; the opponent gets as many of them
-    as it held unknown, the stock the rest. Everything public stays: the pile and its
-    order, who took, threw or passed what, the phase, the scores. The deck's dealt part
-    (which recorded the original deal) is rewritten in card order, and each game gets a
-    fresh seed for its later deals, so nothing of the true hidden state survives: two
-    states that differ only in what ``player`` cannot see give the same copy for the
-    same ``rng`` state.
-
-    ``weights`` (optional, ``(B, 52)``, >= 0, read on the unseen cards only) biases
-    which unseen cards the opponent gets: they are drawn without replacement with
-    probability proportional to the weight (successive sampling, by Gumbel top-k keys;
-    odds ``p / (1 - p)`` from a belief ``p`` approximate drawing the hand from that
-    belief). A card of weight 0 goes to the opponent only if there are not enough others.
-    The stock's order stays uniform.
-    """
-    s = s.copy()
-    b = s.batch_size
-    rows = np.arange(b)
-    me = np.broadcast_to(np.asarray(player, np.int64), (b,))
-    opp = 1 - me
-    opp_hand = s._hands[rows, opp]
-    known = s.took[rows, opp] & opp_hand
-    unseen = ~(s._hands[rows, me] | s.pile_mask | known)
-    k = (opp_hand.sum(1) - known.sum(1)).astype(np.int64)
-    pos = s.stock_pos.astype(np.int64)[:, None]
-    keys = rng.random((b, NUM_CARDS))
-    if weights is not None:
-        keys = _weighted_keys(unseen, k, weights, keys, rng)
-    # Unseen cards in random order first, then the others in card order.
-    order = np.argsort(np.where(unseen, keys, 2.0 + np.arange(NUM_CARDS) / NUM_CARDS), axis=1, kind="stable")
-    rank = np.empty_like(order)
-    rank[rows[:, None], order] = np.arange(NUM_CARDS)
-    new_opp = known | (unseen & (rank < k[:, None]))
-    p = np.arange(NUM_CARDS)[None]
-    stock_cards = np.take_along_axis(order, np.clip(k[:, None] + p - pos, 0, NUM_CARDS - 1), 1)
-    in_stock = unseen & (rank >= k[:, None])
-    dealt = np.argsort(np.where(in_stock, NUM_CARDS + p, p), axis=1, kind="stable")  # the rest, in card order
-    s._deck = np.where(p >= pos, stock_cards, dealt).astype(np.int8)
-    s._hands[rows, opp] = new_opp
-    s.game_seed = splitmix64(rng.integers(0, 1 << 63, b, dtype=np.int64).astype(_U64))
-    ten = new_opp.sum(1) <= HAND_SIZE
-    s._deadwood[rows[ten], opp[ten]] = melds.masks_deadwood(melds.suit_masks(new_opp[ten]))
-    moving = np.flatnonzero((s.current == opp) & (s.phase == DISCARD))
-    if moving.size:
-        _prepare_discard(s, moving, s.current.astype(np.int64))
-        s._deadwood[moving, opp[moving]] = s.after_discard[moving].min(1)
-    _update_legal(s)
-    return s
-
-
-def _weighted_keys(unseen, k, weights, keys, rng):
-    """Keys in [-1, 0) for the k unseen cards the opponent gets, drawn by ``weights``
-    (Gumbel top-k), and the uniform ``keys`` in [0, 1) for the rest, so that sorting by
-    key deals the opponent first and leaves the stock's order uniform."""
-    w = np.asarray(weights, np.float64)
-    if w.shape != unseen.shape or not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"weights must be finite and >= 0, of shape {unseen.shape}; got shape {w.shape}")
-    with np.errstate(divide="ignore"):
-        score = np.log(w) + rng.gumbel(size=w.shape)
-    order = np.argsort(np.where(unseen, -score, np.inf), axis=1, kind="stable")
-    rank = np.empty_like(order)
-    rank[np.arange(len(w))[:, None], order] = np.arange(w.shape[1])
-    return np.where(unseen & (rank < k[:, None]), keys - 1.0, keys)
-
-
 def legal_action_mask(s: State) -> np.ndarray:
     """``(B, NUM_ACTIONS)`` bool: the legal actions of the player to move (none when DONE).
 
@@ -379,10 +331,102 @@ def _update_legal(s: State) -> None:
         has_taken = np.flatnonzero(taken >= 0)
         hand[has_taken, taken[has_taken]] = False  # never the card just taken
         mask[d, A.DISCARD:A.KNOCK] = hand
-        mask[d, A.KNOCK:A.DRAW_STOCK] = hand & (s.after_discard[d] <= s.knock_limit[d, None])
-        mask[d, A.BIG_GIN] = s.big_gin_ok[d]
+        mask[d, A.KNOCK:A.DRAW_STOCK] = hand & (s._after_discard[d] <= s.knock_limit[d, None])
+        mask[d, A.BIG_GIN] = s._big_gin_ok[d]
     mask.flags.writeable = False
     s.legal = mask
+
+
+def refresh(s: State, games) -> None:
+    """After a state's cards were set by hand (``from_view``, ``worlds``): recompute, in
+    the games ``games``, the mover's knock test where it is to discard, and every game's
+    legal mask."""
+    games = np.asarray(games, np.int64)
+    moving = games[s.phase[games] == DISCARD]
+    if moving.size:
+        _prepare_discard(s, moving, s.current.astype(np.int64))
+    _update_legal(s)
+
+
+def from_view(hand, pile, *, phase: int, taken: int = -1, opponent_took=(), opponent_discarded=(),
+              opponent_passed=(), my_discards=(), dealer: bool = False, scores=(0, 0), turn: int = 0,
+              rules: Rules | str | None = None, knock_limit: int | None = None) -> State:
+    """A one-game state built from what a player knows, with that player as player 0 and
+    on move (``phase`` OFFER, FORCED_DRAW, DRAW or DISCARD). Card arguments are card ids.
+
+    The cards the player cannot see (the opponent's unknown cards, the stock's order)
+    are filled in card order: nothing the player observes depends on them. Refuses a
+    position the engine could not reach (``ValueError`` naming the problem)."""
+    rules = resolve(rules)
+    if phase not in (OFFER, FORCED_DRAW, DRAW, DISCARD):
+        raise ValueError(f"phase must be one of OFFER, FORCED_DRAW, DRAW, DISCARD ({OFFER}..{DISCARD}); got {phase!r}")
+    hand, pile, took = (list(map(int, x)) for x in (hand, pile, opponent_took))
+    want = HAND_SIZE + (phase == DISCARD)
+    if len(hand) != want:
+        raise ValueError(f"in phase {PHASE_NAMES[phase]} the hand holds {want} cards, got {len(hand)}")
+    if not pile and phase != DISCARD:
+        raise ValueError("the discard pile is empty: there is always a face-up card before a draw")
+    seen = hand + pile + took
+    if len(set(seen)) != len(seen):
+        raise ValueError("a card is in two places among the hand, the pile and the opponent's known cards")
+    if len(took) > HAND_SIZE:
+        raise ValueError(f"the opponent holds {HAND_SIZE} cards, so at most {HAND_SIZE} it took; got {len(took)}")
+    unseen = [c for c in range(NUM_CARDS) if c not in set(seen)]
+    opp_hand = took + unseen[:HAND_SIZE - len(took)]
+    stock = unseen[HAND_SIZE - len(took):]
+    # A draw needs more than DEAD_STOCK cards; the discard turn after drawing the
+    # third-last card has exactly DEAD_STOCK left.
+    least = DEAD_STOCK if phase == DISCARD else DEAD_STOCK + 1
+    if len(stock) < least:
+        raise ValueError(f"the stock would hold {len(stock)} cards; in phase {PHASE_NAMES[phase]} it holds "
+                         f"at least {least}")
+    if taken >= 0 and (phase != DISCARD or taken not in hand):
+        raise ValueError("taken must be a card of the hand, and only in the discard phase")
+    if rules.oklahoma and knock_limit is None:
+        raise ValueError("under Oklahoma rules give the hand's knock_limit (the upcard's value; 0 for an ace)")
+    s = init(1, rules, mode="hand")
+    s._hands[:] = False
+    s._hands[0, 0, hand] = True
+    s._hands[0, 1, opp_hand] = True
+    s._deck[0] = np.array(pile + hand + opp_hand + stock, np.int8)[:NUM_CARDS]
+    s.stock_pos[0] = NUM_CARDS - len(stock)
+    s._deck[0, s.stock_pos[0]:] = stock
+    s.pile[0] = -1
+    s.pile[0, :len(pile)] = pile
+    s.pile_size[0] = len(pile)
+    s.pile_mask[0] = False
+    s.pile_mask[0, pile] = True
+    for plane, cards in ((s.took[0, 1], took), (s.discarded[0, 1], opponent_discarded),
+                         (s.passed[0, 1], opponent_passed), (s.discarded[0, 0], my_discards)):
+        plane[:] = False
+        plane[list(map(int, cards))] = True
+    s.took[0, 0] = False
+    s.passed[0, 0] = False
+    s.phase[0], s.current[0], s.dealer[0] = phase, 0, 0 if dealer else 1
+    s.scores[0] = scores
+    s.turn[0] = turn
+    s.taken[0] = taken
+    s.knock_limit[0] = rules.knock_limit if knock_limit is None else knock_limit
+    s._deadwood[0] = 0
+    if phase != DISCARD:
+        s._deadwood[0, 0] = melds.deadwood(s._hands[0, 0])
+    refresh(s, [0])
+    return s
+
+
+def rewards(s: State, reward_scale: float, match_win_reward: float = 0.0) -> np.ndarray:
+    """``(B, 2)`` float64 rewards of the last step, the rule every env shares: the hand's
+    points, and in match mode at the end of a match the bonuses (and ``match_win_reward``
+    to the winner, taken from the loser), as own minus opponent, times ``reward_scale``."""
+    pts = (s.hand_points + s.bonus_points).astype(np.float64)
+    diff = pts[:, 0] - pts[:, 1]
+    out = np.stack([diff, -diff], axis=1) * reward_scale
+    if s.mode == "match" and match_win_reward:
+        w = s.winner
+        won = s.game_ended & (w >= 0)
+        out[won, w[won]] += match_win_reward
+        out[won, 1 - w[won]] -= match_win_reward
+    return out
 
 
 def _check_actions(s: State, actions) -> np.ndarray:
@@ -403,7 +447,7 @@ def _check_actions(s: State, actions) -> np.ndarray:
         if s.phase[i] == DISCARD and A.card_of(a[i]) == s.taken[i] and s.taken[i] >= 0:
             extra = f" ({format_card(s.taken[i])} was just taken from the discard pile)"
         elif A.is_knock(a[i]) and s.phase[i] == DISCARD and s._hands[i, s.current[i], A.card_of(a[i])]:
-            extra = f" (deadwood after it would be {s.after_discard[i, A.card_of(a[i])]}, limit {s.knock_limit[i]})"
+            extra = f" (deadwood after it would be {s._after_discard[i, A.card_of(a[i])]}, limit {s.knock_limit[i]})"
         raise ValueError(f"game {i}: illegal action {a[i]} ({A.describe(a[i])}) in phase "
                          f"{PHASE_NAMES[s.phase[i]]} for player {s.current[i]}{extra}; "
                          f"{bad.size} illegal action(s) in all, nothing was applied")
@@ -411,6 +455,12 @@ def _check_actions(s: State, actions) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- step
+# Step's dispatch codes: discard, knock, then one per action id from DRAW_STOCK on (draw
+# from the stock, take the discard, pass, big gin), then "nothing" for finished games.
+_DO_DISCARD, _DO_KNOCK, _DO_STOCK, _DO_TAKE, _DO_PASS, _DO_BIG_GIN, _DO_NOTHING = range(7)
+assert (A.TAKE_DISCARD - A.DRAW_STOCK, A.PASS - A.DRAW_STOCK, A.BIG_GIN - A.DRAW_STOCK) == (1, 2, 3)
+
+
 def step(s: State, actions) -> State:
     """Apply one action per game (in place) and return the state. Games that are DONE
     take any action (it is ignored) unless ``auto_reset`` dealt them anew."""
@@ -422,19 +472,20 @@ def step(s: State, actions) -> State:
     s.bonus_points[:] = 0
     player = s.current.astype(np.int64)
 
-    # One code per game (discard, knock, stock, take, pass, big gin, nothing) and one
-    # index array per code that occurs: no work for the kinds of action nobody took.
-    code = np.where(a < A.KNOCK, 0, np.where(a < A.DRAW_STOCK, 1, a - A.DRAW_STOCK + 2))
-    present = np.bincount(code, minlength=7)
+    # One dispatch code per game and one index array per code that occurs: no work for
+    # the kinds of action nobody took. The codes follow the action ids' ranges.
+    code = np.where(a < A.KNOCK, _DO_DISCARD, np.where(a < A.DRAW_STOCK, _DO_KNOCK, a - A.DRAW_STOCK + _DO_STOCK))
+    present = np.bincount(code, minlength=_DO_NOTHING + 1)
     empty = np.zeros(0, np.int64)
-    idx = [np.flatnonzero(code == k) if present[k] else empty for k in range(6)]
-    _draw(s, idx[2], player, from_stock=True)
-    _draw(s, idx[3], player, from_stock=False)
-    _prepare_discard(s, np.flatnonzero((code == 2) | (code == 3)) if present[2] + present[3] else empty, player)
-    _pass(s, idx[4], player)
-    _discard(s, idx[0], a, player)
-    _knock(s, idx[1], a, player, big=False)
-    _knock(s, idx[5], a, player, big=True)
+    idx = [np.flatnonzero(code == k) if present[k] else empty for k in range(_DO_NOTHING)]
+    _draw(s, idx[_DO_STOCK], player, from_stock=True)
+    _draw(s, idx[_DO_TAKE], player, from_stock=False)
+    drew = present[_DO_STOCK] + present[_DO_TAKE]
+    _prepare_discard(s, np.flatnonzero((code == _DO_STOCK) | (code == _DO_TAKE)) if drew else empty, player)
+    _pass(s, idx[_DO_PASS], player)
+    _discard(s, idx[_DO_DISCARD], a, player)
+    _knock(s, idx[_DO_KNOCK], a, player, big=False)
+    _knock(s, idx[_DO_BIG_GIN], a, player, big=True)
 
     if s.auto_reset:
         over = np.flatnonzero(s.game_ended)
@@ -471,14 +522,14 @@ def _prepare_discard(s: State, idx, player) -> None:
     if not idx.size:
         return
     p = player[idx]
-    s.big_gin_ok[idx] = False
+    s._big_gin_ok[idx] = False
     masks = melds.suit_masks(s._hands[idx, p])
     after = melds.masks_after_discard(masks)
-    s.after_discard[idx] = after
+    s._after_discard[idx] = after
     if s.rules.big_gin:
         # 11 melded cards include a meld of 4+, so some discard leaves 0: test only those.
         maybe = np.flatnonzero(after.min(1) == 0)
-        s.big_gin_ok[idx[maybe]] = melds.masks_deadwood(masks[maybe]) == 0
+        s._big_gin_ok[idx[maybe]] = melds.masks_deadwood(masks[maybe]) == 0
 
 
 def _pass(s: State, idx, player) -> None:
@@ -494,12 +545,12 @@ def _pass(s: State, idx, player) -> None:
 
 def _push(s: State, idx, p, card) -> None:
     s._hands[idx, p, card] = False
-    s._deadwood[idx, p] = s.after_discard[idx, card]
+    s._deadwood[idx, p] = s._after_discard[idx, card]
     s.pile[idx, s.pile_size[idx]] = card
     s.pile_mask[idx, card] = True
     s.pile_size[idx] += 1
     s.taken[idx] = -1
-    s.big_gin_ok[idx] = False
+    s._big_gin_ok[idx] = False
 
 
 def _discard(s: State, idx, a, player) -> None:

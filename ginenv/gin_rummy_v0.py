@@ -65,20 +65,6 @@ def env(**kwargs):
     return wrappers.OrderEnforcingWrapper(e)
 
 
-def hand_rewards(s: core.State, reward_scale: float, match_win_reward: float = 0.0) -> np.ndarray:
-    """``(B, 2)`` rewards of the last step: hand points, and in match mode at the end of
-    a match the bonuses (and the win reward), as own minus opponent, scaled."""
-    pts = (s.hand_points + s.bonus_points).astype(np.float64)
-    diff = pts[:, 0] - pts[:, 1]
-    out = np.stack([diff, -diff], axis=1) * reward_scale
-    if s.mode == "match" and match_win_reward:
-        w = s.winner
-        won = s.game_ended & (w >= 0)
-        out[won, w[won]] += match_win_reward
-        out[won, 1 - w[won]] -= match_win_reward
-    return out
-
-
 class raw_env(AECEnv):
     metadata = {"name": "gin_rummy_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
                 "render_fps": 1}
@@ -153,7 +139,7 @@ class raw_env(AECEnv):
                              f"{core.PHASE_NAMES[s.phase[0]]}; legal: {legal}")
         self._cumulative_rewards[agent] = 0.0
         core.step(s, np.array([int(action)]))
-        r = hand_rewards(s, self.reward_scale, self.match_win_reward)[0] if s.hand_ended[0] else (0.0, 0.0)
+        r = core.rewards(s, self.reward_scale, self.match_win_reward)[0] if s.hand_ended[0] else (0.0, 0.0)
         self.rewards = {a: float(r[i]) for i, a in enumerate(self.possible_agents)}
         if s.game_ended[0]:
             truncated = self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED

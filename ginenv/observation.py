@@ -39,12 +39,62 @@ from ginenv import core, melds
 from ginenv.cards import NUM_CARDS
 
 OBS_VERSION = 1
-NUM_PLANES = 9
-NUM_SCALARS = 5 + 14
-OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS  # 487
-PERFECT_OBS_SIZE = OBS_SIZE + NUM_CARDS  # 539
+#: The 52-card planes, in order: plane k is ``obs[..., k * 52:(k + 1) * 52]``.
 PLANE_NAMES = ("own_hand", "top_discard", "rest_of_pile", "opponent_took", "opponent_discarded",
                "unseen", "may_not_discard", "deadwood_after_discard", "own_discards")
+#: The scalars after the planes, in order. ``SCALAR_SCALES`` gives the divisor of each
+#: scaled one (``decode`` multiplies it back); the scores are over the rules' target,
+#: the turn over ``max_turns``, the rest 0/1.
+SCALAR_NAMES = ("phase_offer", "phase_forced_draw", "phase_draw", "phase_discard", "phase_done",
+                "stock_size", "is_dealer", "own_deadwood", "own_score", "opponent_score", "target",
+                "knock_limit", "gin_bonus", "undercut_bonus", "big_gin_allowed", "big_gin_now",
+                "turn", "on_move", "take_best_deadwood")
+SCALAR_SCALES = {"stock_size": 31.0, "own_deadwood": 100.0, "target": 100.0, "knock_limit": 10.0,
+                 "gin_bonus": 100.0, "undercut_bonus": 100.0, "take_best_deadwood": 100.0}
+PLANE = {name: k for k, name in enumerate(PLANE_NAMES)}
+NUM_PLANES = len(PLANE_NAMES)  # 9
+SCALARS_START = NUM_PLANES * NUM_CARDS  # 468
+SCALAR = {name: SCALARS_START + k for k, name in enumerate(SCALAR_NAMES)}
+PHASE_SCALARS = slice(SCALAR["phase_offer"], SCALAR["phase_done"] + 1)  # the phase one-hot, core's order
+NUM_SCALARS = len(SCALAR_NAMES)  # 5 + 14
+OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS  # 9 planes of 52 + 19 scalars = 487
+PERFECT_OBS_SIZE = OBS_SIZE + NUM_CARDS  # + the opponent's hand = 539
+DEADWOOD_SCALE = 100.0  # plane deadwood_after_discard holds deadwood / 100
+_COL = {name: k for k, name in enumerate(SCALAR_NAMES)}  # column within the scalars
+_DEADWOOD = slice(PLANE["deadwood_after_discard"] * NUM_CARDS, (PLANE["deadwood_after_discard"] + 1) * NUM_CARDS)
+
+
+def plane(obs: np.ndarray, name: str) -> np.ndarray:
+    """``(B, 52)``: the plane ``name`` of a batch of observations (a view)."""
+    k = PLANE[name]
+    return obs[..., k * NUM_CARDS:(k + 1) * NUM_CARDS]
+
+
+def scalar(obs: np.ndarray, name: str) -> np.ndarray:
+    """``(B,)``: the scalar ``name`` as written (scaled)."""
+    return obs[..., SCALAR[name]]
+
+
+def decode(obs: np.ndarray, name: str) -> np.ndarray:
+    """``(B,)``: the scalar ``name`` in its own units (a count, points, or 0/1); the
+    score scalars stay fractions of the target."""
+    return scalar(obs, name) * SCALAR_SCALES.get(name, 1.0)
+
+
+def phase(obs: np.ndarray) -> np.ndarray:
+    """``(B,)`` int: the phase (``core.OFFER`` .. ``core.DONE``) from the one-hot."""
+    return obs[..., PHASE_SCALARS].argmax(-1)
+
+
+def stock_size(obs: np.ndarray) -> np.ndarray:
+    """``(B,)`` int64: cards in the stock."""
+    return np.rint(decode(obs, "stock_size")).astype(np.int64)
+
+
+def deadwood_after(obs: np.ndarray) -> np.ndarray:
+    """``(B, 52)`` int64: own deadwood after discarding each card (plane
+    ``deadwood_after_discard``), 0 for cards that cannot be discarded."""
+    return np.rint(plane(obs, "deadwood_after_discard") * DEADWOOD_SCALE).astype(np.int64)
 
 
 def obs_size(perfect_information: bool = False) -> int:
@@ -67,30 +117,30 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     # The 0/1 planes are built as bytes, then cast to float32 in one contiguous pass.
     planes = np.zeros((b, n_planes, NUM_CARDS), bool)
     own = s._hands[rows, me]
-    planes[:, 0] = own
+    planes[:, PLANE["own_hand"]] = own
     size = s.pile_size.astype(np.int64)
     has_pile = size > 0
     top = s.pile[rows, np.maximum(size - 1, 0)].astype(np.int64)
     # A knock card is face down only while the hand is scored: the hand is over, every
     # hand is laid out, and it shows as the top card like any other.
-    planes[rows[has_pile], 1, top[has_pile]] = True
+    planes[rows[has_pile], PLANE["top_discard"], top[has_pile]] = True
     in_pile = s.pile_mask
-    planes[:, 2] = in_pile
-    planes[rows[has_pile], 2, top[has_pile]] = False
+    planes[:, PLANE["rest_of_pile"]] = in_pile
+    planes[rows[has_pile], PLANE["rest_of_pile"], top[has_pile]] = False
     opp_known = s.took[rows, opp] & s._hands[rows, opp]  # taken from the pile, still held
-    planes[:, 3] = opp_known
-    np.logical_or(s.discarded[rows, opp], s.passed[rows, opp], out=planes[:, 4])
-    np.logical_not(own | in_pile | opp_known, out=planes[:, 5])
+    planes[:, PLANE["opponent_took"]] = opp_known
+    np.logical_or(s.discarded[rows, opp], s.passed[rows, opp], out=planes[:, PLANE["opponent_discarded"]])
+    np.logical_not(own | in_pile | opp_known, out=planes[:, PLANE["unseen"]])
     mine_to_move = (s.current == me) & (s.phase == core.DISCARD)
     t = np.flatnonzero(mine_to_move & (s.taken >= 0))
-    planes[t, 6, s.taken[t]] = True
-    planes[:, 8] = s.discarded[rows, me]
+    planes[t, PLANE["may_not_discard"], s.taken[t]] = True
+    planes[:, PLANE["own_discards"]] = s.discarded[rows, me]
     if perfect_information:
         planes[:, NUM_PLANES] = s._hands[rows, opp]
     out[:, :n_planes * NUM_CARDS] = planes.reshape(b, -1)
     d = np.flatnonzero(mine_to_move)
-    after = s.after_discard[d]
-    out[d, 7 * NUM_CARDS:8 * NUM_CARDS] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(0.01)
+    after = s._after_discard[d]
+    out[d, _DEADWOOD] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(1 / DEADWOOD_SCALE)
     # Draw turn or upcard offer: what taking the face-up card would allow.
     w = np.flatnonzero((s.current == me) & ((s.phase == core.DRAW) | (s.phase == core.OFFER)) & has_pile)
     take_best = np.zeros(b, np.float32)
@@ -99,29 +149,28 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
         with_top[np.arange(w.size), top[w]] = True
         look = melds.masks_after_discard(melds.suit_masks(with_top))
         look[np.arange(w.size), top[w]] = melds.NOT_IN_HAND  # a card taken stays this turn
-        out[w, 7 * NUM_CARDS:8 * NUM_CARDS] = np.where(look < melds.NOT_IN_HAND, look, 0) * np.float32(0.01)
-        take_best[w] = look.min(1) / 100.0
-    scalars = out[:, n_planes * NUM_CARDS:]
-    scalars[:, :5] = 0.0
-    scalars[rows, s.phase] = 1.0
+        out[w, _DEADWOOD] = np.where(look < melds.NOT_IN_HAND, look, 0) * np.float32(1 / DEADWOOD_SCALE)
+        take_best[w] = look.min(1) / SCALAR_SCALES["take_best_deadwood"]
+    x = out[:, n_planes * NUM_CARDS:]  # the scalars, in SCALAR_NAMES order
+    x[:, _COL["phase_offer"]:_COL["phase_done"] + 1] = 0.0
+    x[rows, _COL["phase_offer"] + s.phase] = 1.0
     rules = s.rules
     own_dead = s._deadwood[rows, me].astype(np.float32)
     if d.size:
         own_dead[d] = after.min(1)
-    x = scalars[:, 5:]
-    x[:, 0] = s.stock_size / 31.0
-    x[:, 1] = s.dealer == me
-    x[:, 2] = own_dead / 100.0
-    x[:, 3] = s.scores[rows, me] / rules.target
-    x[:, 4] = s.scores[rows, opp] / rules.target
-    x[:, 5] = rules.target / 100.0
-    x[:, 6] = s.knock_limit / 10.0
-    x[:, 7] = rules.gin_bonus / 100.0
-    x[:, 8] = rules.undercut_bonus / 100.0
-    x[:, 9] = float(rules.big_gin)
-    x[:, 10] = s.big_gin_ok & mine_to_move
-    x[:, 11] = s.turn / rules.max_turns
-    x[:, 12] = (s.current == me) & (s.phase != core.DONE)
-    x[:, 13] = take_best
+    x[:, _COL["stock_size"]] = s.stock_size / SCALAR_SCALES["stock_size"]
+    x[:, _COL["is_dealer"]] = s.dealer == me
+    x[:, _COL["own_deadwood"]] = own_dead / SCALAR_SCALES["own_deadwood"]
+    x[:, _COL["own_score"]] = s.scores[rows, me] / rules.target
+    x[:, _COL["opponent_score"]] = s.scores[rows, opp] / rules.target
+    x[:, _COL["target"]] = rules.target / SCALAR_SCALES["target"]
+    x[:, _COL["knock_limit"]] = s.knock_limit / SCALAR_SCALES["knock_limit"]
+    x[:, _COL["gin_bonus"]] = rules.gin_bonus / SCALAR_SCALES["gin_bonus"]
+    x[:, _COL["undercut_bonus"]] = rules.undercut_bonus / SCALAR_SCALES["undercut_bonus"]
+    x[:, _COL["big_gin_allowed"]] = float(rules.big_gin)
+    x[:, _COL["big_gin_now"]] = s._big_gin_ok & mine_to_move
+    x[:, _COL["turn"]] = s.turn / rules.max_turns
+    x[:, _COL["on_move"]] = (s.current == me) & (s.phase != core.DONE)
+    x[:, _COL["take_best_deadwood"]] = take_best
     return out
 

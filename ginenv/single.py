@@ -1,8 +1,9 @@
 """A Gymnasium single-agent env: the learner against a fixed opponent.
 
 ``SingleAgentEnv(opponent="knock_early", rules="standard")``, registered as
-``ginenv/GinRummy-v0``. The opponent is any object with the agents' batch ``act``
-method, or a baseline name (``agents.BASELINES``). The learner's legal actions are in
+``ginenv/GinRummy-v0``. The opponent is a baseline name (``ginenv.baselines``) or any
+object with the agents' batch ``act`` method (a trained policy:
+``agents.load_policy(path)``). The learner's legal actions are in
 ``info["action_mask"]`` and ``action_masks()`` (what sb3-contrib's MaskablePPO reads).
 An illegal action ends the episode with ``illegal_reward`` (-1) and
 ``info["illegal_action"]``, as PettingZoo's ``env()`` does (so unmasked samplers and
@@ -18,7 +19,7 @@ import numpy as np
 
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS, describe
-from ginenv.gin_rummy_v0 import hand_rewards
+from ginenv.baselines import make_baseline
 from ginenv.observation import obs_size, observe
 from ginenv.render import render_text
 from ginenv.rules import resolve
@@ -30,8 +31,6 @@ class SingleAgentEnv(gymnasium.Env):
     def __init__(self, opponent="random", rules=None, mode: str = "hand", learner_seat="alternate",
                  reward_scale: float = 0.01, match_win_reward: float = 0.0, render_mode=None,
                  perfect_information: bool = False, illegal_action: str = "penalize", illegal_reward: float = -1.0):
-        from agents import make_agent
-
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise'; got {illegal_action!r}")
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
@@ -39,7 +38,7 @@ class SingleAgentEnv(gymnasium.Env):
             raise ValueError(f"learner_seat must be 'alternate', 0 or 1; got {learner_seat!r}")
         if mode not in core.MODES:
             raise ValueError(f"mode must be one of {', '.join(core.MODES)}; got {mode!r}")
-        self.opponent = make_agent(opponent)
+        self.opponent = make_baseline(opponent)
         self.rules, self.mode, self.learner_seat = resolve(rules), mode, learner_seat
         self.reward_scale, self.match_win_reward = float(reward_scale), float(match_win_reward)
         self.render_mode, self.perfect_information = render_mode, perfect_information
@@ -67,7 +66,7 @@ class SingleAgentEnv(gymnasium.Env):
             action = self.opponent.act(observe(s, opp), core.legal_action_mask(s))
             core.step(s, np.asarray(action, np.int64).reshape(1))
             if s.hand_ended[0]:
-                reward += float(hand_rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat])
+                reward += float(core.rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat])
         return reward
 
     def reset(self, seed=None, options=None):
@@ -95,7 +94,7 @@ class SingleAgentEnv(gymnasium.Env):
             info = {"action_mask": np.zeros(NUM_ACTIONS, bool), "seat": self.seat, "illegal_action": message}
             return self._obs(), self.illegal_reward, True, False, info
         core.step(s, np.array([a]))
-        reward = float(hand_rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat]) if s.hand_ended[0] else 0.0
+        reward = float(core.rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat]) if s.hand_ended[0] else 0.0
         reward += self._opponent_moves()
         done = bool(s.done[0])
         truncated = done and self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED

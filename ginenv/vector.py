@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ginenv import core
-from ginenv.gin_rummy_v0 import hand_rewards
 from ginenv.observation import obs_size, observe
 from ginenv.rules import Rules, resolve
 
@@ -69,7 +68,7 @@ class VectorEnv:
 
     def step(self, actions) -> VectorStep:
         s = core.step(self.state, actions)
-        rewards = hand_rewards(s, self.reward_scale, self.match_win_reward).astype(np.float32)
+        rewards = core.rewards(s, self.reward_scale, self.match_win_reward).astype(np.float32)
         ended = s.game_ended.copy()
         truncated = ended & (s.hand_kind == core.TRUNCATED) & (self.mode == "hand")
         return VectorStep(

@@ -43,7 +43,7 @@ def test_gin_hunter_knocks_only_at_gin_until_the_endgame():
     def check(state, obs, mask, acts):
         knocked = np.flatnonzero(A.is_knock(acts))
         for i in knocked:
-            after = state.after_discard[i, A.card_of(acts[i])]
+            after = state._after_discard[i, A.card_of(acts[i])]
             assert after == 0 or state.stock_size[i] <= 6
     self_play(make_agent("gin_hunter"), check=check)
 
@@ -54,7 +54,7 @@ def test_patient_knocks_early_in_the_hand_then_only_at_gin_until_the_endgame():
     def check(state, obs, mask, acts):
         can = mask[:, A.KNOCK:A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
         stock = state.stock_size
-        gin = np.array([state.after_discard[i, mask[i, A.KNOCK:A.DRAW_STOCK]].min(initial=99) == 0
+        gin = np.array([state._after_discard[i, mask[i, A.KNOCK:A.DRAW_STOCK]].min(initial=99) == 0
                         for i in range(len(acts))])
         must = can & ((stock >= 25) | (stock <= 4) | gin)
         assert A.is_knock(acts[must]).all()
@@ -149,7 +149,7 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["results"][0]["games"] == 20 and data["results"][0]["wins_a"] == 20
     assert "matches won" in capsys.readouterr().out
-    for bad, message in ((["nobody", "random"], "random, knock_early, gin_hunter"),
+    for bad, message in ((["nobody", "random"], "knock_early, gin_hunter, random, patient"),
                          (["random", str(tmp_path / "missing")], "no checkpoint at"),
                          (["random", "knock_early", "--matches", "0"], "at least 1"),
                          (["random", "knock_early", "--rules", "vegas"], "valid presets")):

@@ -1,5 +1,9 @@
 """Heuristic baselines. Each acts on a batch of observations and masks (no hidden state).
 
+They are pure numpy and live beside the environments (as pgx's baselines do), so the
+Gymnasium env can name its opponent without importing the trainer's packages;
+``agents`` re-exports them with the trained policies.
+
 Strategies, phase by phase:
 
 ``random``
@@ -34,28 +38,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import check_batch
 from ginenv import actions as A
 from ginenv import melds
 from ginenv.cards import CARD_VALUES, NUM_CARDS
-from ginenv.observation import NUM_PLANES
+from ginenv.core import DISCARD, DRAW
+from ginenv.observation import deadwood_after, phase, plane, stock_size
 
-_PHASE = NUM_PLANES * NUM_CARDS  # scalars: phase one-hot (offer, forced, draw, discard, done), stock / 31
-_STOCK = _PHASE + 5
 _VALUES = CARD_VALUES.astype(np.int64)
 
 
-def _stock_size(obs):
-    return np.rint(obs[:, _STOCK] * 31).astype(np.int64)
-
-
-def _plane(obs, k):
-    return obs[:, k * NUM_CARDS:(k + 1) * NUM_CARDS]
-
-
-def _deadwood_after(obs):
-    """``(n, 52)`` int: own deadwood after discarding each card (plane 7), 0 elsewhere."""
-    return np.rint(_plane(obs, 7) * 100).astype(np.int64)
+def check_batch(observations, action_masks):
+    """``(observations, masks)`` as a float32 and a bool batch (a single row becomes a
+    batch of one); refuses shapes that do not pair up and rows with no legal action."""
+    obs = np.asarray(observations, dtype=np.float32)
+    mask = np.asarray(action_masks).astype(bool)
+    if obs.ndim == 1:
+        obs, mask = obs[None], mask[None]
+    if mask.ndim != 2 or len(obs) != len(mask):
+        raise ValueError(f"observations {obs.shape} and action masks {mask.shape} do not pair up")
+    if not mask.any(1).all():
+        raise ValueError("every row needs at least one legal action (was an off-move mask passed?)")
+    return obs, mask
 
 
 def _discard_key(mask52, after, score=None):
@@ -74,18 +77,18 @@ class _Heuristic:
     def act(self, observations, action_masks):
         obs, mask = check_batch(observations, action_masks)
         out = np.zeros(len(obs), np.int64)
-        phase = obs[:, _PHASE:_PHASE + 5].argmax(1)
-        pick = np.flatnonzero(phase <= 2)  # offer, forced draw, draw
+        ph = phase(obs)
+        pick = np.flatnonzero(ph <= DRAW)  # offer, forced draw, draw
         if pick.size:
             out[pick] = self._draw(obs[pick], mask[pick])
-        disc = np.flatnonzero(phase == 3)
+        disc = np.flatnonzero(ph == DISCARD)
         if disc.size:
             out[disc] = self._discard(obs[disc], mask[disc])
         return out
 
     def _draw(self, obs, mask):
-        hand = _plane(obs, 0) > 0.5
-        top = np.argmax(_plane(obs, 1), 1)
+        hand = plane(obs, "own_hand") > 0.5
+        top = np.argmax(plane(obs, "top_discard"), 1)
         rows = np.arange(len(obs))
         with_top = hand.copy()
         with_top[rows, top] = True
@@ -101,7 +104,7 @@ class _Heuristic:
         return np.where(take, A.TAKE_DISCARD, other)
 
     def _discard(self, obs, mask):
-        after = _deadwood_after(obs)
+        after = deadwood_after(obs)
         discards, knocks = mask[:, A.DISCARD:A.KNOCK], mask[:, A.KNOCK:A.DRAW_STOCK]
         score = self.scores(obs)
         best_discard = np.argmin(_discard_key(discards, after, score), 1)
@@ -134,8 +137,8 @@ class GinHunter(_Heuristic):
     def scores(self, obs):
         """Connection score per card: 3 melded, else the number of pair / run-draw
         partners held (capped at 2)."""
-        hand = (_plane(obs, 0) > 0.5).reshape(-1, 4, 13)
-        after = _deadwood_after(obs)
+        hand = (plane(obs, "own_hand") > 0.5).reshape(-1, 4, 13)
+        after = deadwood_after(obs)
         whole = melds.masks_deadwood(melds.suit_masks(hand.reshape(-1, NUM_CARDS))).astype(np.int64)
         melded = (after.reshape(-1, 4, 13) > (whole[:, None, None] - _VALUES.reshape(4, 13))) & hand
         same_rank = hand.sum(1, keepdims=True) - hand
@@ -146,15 +149,14 @@ class GinHunter(_Heuristic):
 
     def knocks(self, obs, knocks, after):
         gin = (knocks & (after == 0)).any(1)
-        endgame = _stock_size(obs) <= self.endgame_stock
+        endgame = stock_size(obs) <= self.endgame_stock
         return gin | (endgame & knocks.any(1))
 
 
 class Patient(KnockEarly):
     """knock_early with a knock rule that waits: any knock while the stock holds
     ``early_stock`` cards or more, or ``endgame_stock`` or fewer; in between, only a knock
-    leaving ``late_limit`` deadwood or less (0: gin). ``bench/bench_knock_rules.py`` scans
-    these numbers."""
+    leaving ``late_limit`` deadwood or less (0: gin)."""
 
     name = "patient"
 
@@ -163,7 +165,7 @@ class Patient(KnockEarly):
         self.early_stock, self.endgame_stock, self.late_limit = early_stock, endgame_stock, late_limit
 
     def knocks(self, obs, knocks, after):
-        stock = _stock_size(obs)
+        stock = stock_size(obs)
         anytime = (stock >= self.early_stock) | (stock <= self.endgame_stock)
         return (knocks & ((after <= self.late_limit) | anytime[:, None])).any(1)
 
@@ -179,4 +181,16 @@ class RandomAgent:
         return (self.rng.random(mask.shape) * mask).argmax(1)
 
 
-BASELINES = {"random": RandomAgent, "knock_early": KnockEarly, "gin_hunter": GinHunter, "patient": Patient}
+#: Every baseline by name, in the order the trainer's opponent mix lists them.
+BASELINES = {"knock_early": KnockEarly, "gin_hunter": GinHunter, "random": RandomAgent, "patient": Patient}
+
+
+def make_baseline(spec, seed: int = 0):
+    """A baseline by name (``BASELINES``), or ``spec`` itself if it already has ``act``
+    (a trained policy: ``agents.load_policy(path)``)."""
+    if hasattr(spec, "act"):
+        return spec
+    if isinstance(spec, str) and spec in BASELINES:
+        return BASELINES[spec](seed=seed)
+    raise ValueError(f"unknown agent {spec!r}: give a baseline name ({', '.join(BASELINES)}) or an object "
+                     "with act(observations, action_masks), e.g. agents.load_policy(checkpoint)")

@@ -1,0 +1,300 @@
+"""The trainer's settings: ``Config``, one field per setting with its docstring, and
+``make_config`` (defaults, then a YAML file, then ``key=value`` overrides; unknown
+keys and bad values are errors that name the key and what is valid)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from agents.network import NetworkSpec
+from ginenv import core
+from ginenv.baselines import BASELINES
+from ginenv.rules import PRESETS
+
+#: Who may sit opposite the learner: itself, a past snapshot, or any baseline. The
+#: order is the one the trainer draws in.
+OPPONENT_KINDS = ("self", "snapshot", *BASELINES)
+_NET = NetworkSpec()
+
+
+@dataclass
+class Config:
+    """Every setting of a training run; YAML files and ``--set`` override the defaults."""
+
+    exp_name: str = "ppo"
+    """Experiment name, part of the run name."""
+    run_name: str = ""
+    """Run name (default ``gin__{exp_name}__{seed}__{time}``); letters, digits, ``._-``."""
+    seed: int = 1
+    """Seeds the games, the sampling and the minibatches."""
+    rules: str = "standard"
+    """Rules preset."""
+    mode: str = "hand"
+    """``hand``: an episode is one hand; ``match``: a match to the target."""
+    reward_scale: float = 0.01
+    """Rewards are (own - opponent) points times this."""
+    match_win_reward: float = 0.0
+    """In match mode, +/- this to the winner / loser at the end of a match."""
+    total_decisions: int = 20_000_000
+    """Decisions to play in all, both seats (num_envs x num_steps per update)."""
+    num_envs: int = 512
+    """Games played at once."""
+    num_steps: int = 64
+    """Steps per rollout (each step, one move in every game)."""
+    learning_rate: float = 3e-4
+    """Adam's learning rate."""
+    anneal_lr: bool = True
+    """Decay the learning rate linearly to 0."""
+    gamma: float = 0.995
+    """Discount per decision of the same seat, in [0, 1]."""
+    gae_lambda: float = 0.95
+    """GAE's lambda, in [0, 1]."""
+    num_minibatches: int = 4
+    """Minibatches per epoch."""
+    update_epochs: int = 2
+    """Epochs over each rollout."""
+    clip_coef: float = 0.2
+    """PPO's clip."""
+    clip_vloss: bool = True
+    """Clip the value loss too."""
+    ent_coef: float = 0.01
+    """Entropy bonus at the start."""
+    ent_coef_final: float = 0.001
+    """Entropy bonus at the end (linear schedule)."""
+    vf_coef: float = 0.5
+    """Value loss weight."""
+    max_grad_norm: float = 0.5
+    """Gradient norm clip."""
+    target_kl: float = 0.0
+    """Stop an update's epochs early above this KL (0: never)."""
+    hidden_sizes: list = field(default_factory=lambda: list(_NET.hidden_sizes))
+    """Hidden layer widths of the actor and of the critic (``NetworkSpec``)."""
+    activation: str = _NET.activation
+    """relu, tanh or gelu."""
+    architecture: str = _NET.architecture
+    """Actor: ``cards`` (a head shared by the 52 cards), ``belief`` (that head also reads
+    each card's neighbours and a learnt belief over the opponent's unseen cards) or
+    ``mlp`` (see ``agents.network``)."""
+    privileged_critic: bool = _NET.privileged_critic
+    """The critic also sees the opponent's hand (training only)."""
+    belief_coef: float = 1.0
+    """Weight of the belief net's cross-entropy (``belief``; its gradients are clipped
+    apart from the policy's and the critic's)."""
+    opponents: dict = field(default_factory=lambda: {"self": 0.6, "snapshot": 0.2, "knock_early": 0.1,
+                                                     "gin_hunter": 0.1})
+    """Shares of the episodes by who sits opposite the learner: ``self`` (both seats
+    train), ``snapshot`` (a past snapshot from the pool) or a baseline name. Shares are
+    normalised; kinds left out get 0."""
+    init_from: str = ""
+    """Start from the network weights of this checkpoint (a run or step directory) instead
+    of fresh ones; its actor (architecture, sizes) must be this config's. If the critic's
+    inputs differ (``privileged_critic``), the critic starts fresh (give it
+    ``critic_warmup_updates``)."""
+    bc_teacher: str = ""
+    """Warm start: a baseline whose moves the actor imitates before PPO ("" for none)."""
+    bc_decisions: int = 0
+    """Decisions of the teacher (playing both seats) to imitate, each seen once."""
+    bc_learning_rate: float = 1e-3
+    """Adam's learning rate while imitating."""
+    critic_warmup_updates: int = 0
+    """First updates train the critic only (the actor stays as the warm start left it)."""
+    snapshot_every: int = 20
+    """Updates between snapshots added to the pool."""
+    pool_size: int = 5
+    """Snapshots kept in the pool (oldest dropped)."""
+    eval_every: int = 20
+    """Updates between evaluations against knock_early and gin_hunter (0: never)."""
+    eval_matches: int = 200
+    """Matches (or hands, in hand mode evaluation) per evaluation."""
+    eval_mode: str = "match"
+    """Evaluate on whole matches (``match``) or single hands (``hand``)."""
+    checkpoint_every: int = 20
+    """Updates between checkpoints (one is always written at the end)."""
+    torch_threads: int = 2
+    """Threads torch may use."""
+    device: str = "cpu"
+    """Where the network runs: ``cpu``, ``cuda`` or ``cuda:<n>`` (the games always run
+    on the CPU, in numpy). Runs are bit-for-bit reproducible on the CPU; on a GPU they
+    are reproducible only as far as its kernels are."""
+    log_dir: str = "runs"
+    """TensorBoard logs go to log_dir/run_name."""
+    checkpoint_dir: str = "checkpoints"
+    """Checkpoints go to checkpoint_dir/run_name."""
+
+    def __post_init__(self):
+        problems = []
+        if self.rules not in PRESETS:
+            problems.append(f"rules must be one of {', '.join(PRESETS)}")
+        if self.mode not in core.MODES or self.eval_mode not in core.MODES:
+            problems.append(f"mode and eval_mode must be one of {', '.join(core.MODES)}")
+        for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_decisions",
+                     "snapshot_every", "pool_size", "eval_matches", "checkpoint_every", "torch_threads"):
+            if getattr(self, name) < 1:
+                problems.append(f"{name} must be at least 1")
+        if self.num_minibatches > self.num_envs:
+            problems.append("num_minibatches must be at most num_envs (a minibatch would be empty)")
+        for name in ("eval_every", "bc_decisions", "critic_warmup_updates"):
+            if getattr(self, name) < 0:
+                problems.append(f"{name} must be >= 0")
+        for name in ("reward_scale", "match_win_reward", "clip_coef", "ent_coef", "ent_coef_final", "vf_coef",
+                     "max_grad_norm", "target_kl", "belief_coef"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                problems.append(f"{name} must be a finite number >= 0, got {value}")
+        for name in ("learning_rate", "bc_learning_rate"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                problems.append(f"{name} must be a finite number > 0, got {value}")
+        for name in ("gamma", "gae_lambda"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                problems.append(f"{name} must be between 0 and 1, got {getattr(self, name)}")
+        if self.bc_teacher and self.bc_teacher not in BASELINES:
+            problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
+        problems += _opponent_problems(self.opponents)
+        if self.run_name and not re.fullmatch(r"[A-Za-z0-9._-]+", self.run_name) or self.run_name in (".", ".."):
+            problems.append(f"run_name may hold only letters, digits and ._- (it names a directory), got {self.run_name!r}")
+        try:
+            self.network_spec()
+        except ValueError as e:
+            problems.append(str(e).removeprefix("bad network spec: "))
+        problems += _device_problems(self.device)
+        if problems:
+            raise ValueError("bad config: " + "; ".join(problems))
+
+    def network_spec(self) -> NetworkSpec:
+        """The network this config trains."""
+        return NetworkSpec(tuple(self.hidden_sizes), self.activation, self.architecture, self.privileged_critic)
+
+    def opponent_mix(self):
+        """The opponents' shares over ``OPPONENT_KINDS``, normalised."""
+        shares = [float(self.opponents.get(kind, 0.0)) for kind in OPPONENT_KINDS]
+        total = sum(shares)
+        return [s / total for s in shares]
+
+    @property
+    def batch_size(self) -> int:
+        return self.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        return max(1, self.total_decisions // self.batch_size)
+
+
+def _opponent_problems(mix) -> list:
+    if not isinstance(mix, dict):
+        return [f"opponents must be a mapping of kind to share, got {mix!r}"]
+    unknown = [k for k in mix if k not in OPPONENT_KINDS]
+    if unknown:
+        return [f"opponents: unknown kind(s) {', '.join(map(str, unknown))}; valid: {', '.join(OPPONENT_KINDS)}"]
+    bad = [k for k, v in mix.items()
+           if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0]
+    if bad:
+        return [f"opponents: the shares of {', '.join(bad)} must be finite numbers >= 0"]
+    if sum(mix.values()) <= 0:
+        return ["opponents: the shares must not all be 0"]
+    return []
+
+
+def _device_problems(name: str) -> list:
+    import torch
+
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError, TypeError):
+        return [f"device must be cpu, cuda or cuda:<n>, got {name!r}"]
+    if device.type not in ("cpu", "cuda"):
+        return [f"device must be cpu, cuda or cuda:<n>, got {name!r}"]
+    if device.type == "cuda" and not torch.cuda.is_available():
+        return [f"device {name!r} asks for a GPU but torch sees none here (torch {torch.__version__}); use device=cpu"]
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        return [f"device {name!r}: torch sees only {torch.cuda.device_count()} GPU(s)"]
+    return []
+
+
+_KINDS = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "dict": dict}
+
+
+def _coerce(name: str, text, kind):
+    expected = _KINDS.get(kind, typing.get_origin(kind) or kind)
+    if isinstance(text, str) and expected is bool:
+        if text.lower() in ("true", "1", "yes"):
+            return True
+        if text.lower() in ("false", "0", "no"):
+            return False
+        raise ValueError(f"{name} must be true or false, got {text!r}")
+    value = yaml.safe_load(text) if isinstance(text, str) and expected is not str else text
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, expected) or (expected in (int, float) and isinstance(value, bool)):
+        raise ValueError(f"{name} must be a {expected.__name__}, got {text!r}")
+    return value
+
+
+_RENAMED = {f"opponent_{kind}": "opponents" for kind in OPPONENT_KINDS}
+
+
+def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Config:
+    """Defaults, then a YAML file, then ``key=value`` strings; unknown keys are errors."""
+    fields = {f.name: f.type for f in dataclasses.fields(Config)}
+    values = {}
+
+    def merge(source, items):
+        for key, value in items:
+            if key not in fields:
+                hint = (f" (the opponent mix is one mapping now: opponents: {{{key.removeprefix('opponent_')}: ...}})"
+                        if key in _RENAMED else "")
+                raise ValueError(f"unknown config key {key!r} in {source}{hint}; valid keys: {', '.join(fields)}")
+            values[key] = _coerce(key, value, fields[key])
+
+    if config_file is not None:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ValueError(f"config file {path} not found")
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"config file {path} is not valid YAML: {e}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {path} must hold a mapping of keys to values")
+        merge(str(path), data.items())
+    merge("overrides", (overrides or {}).items())
+    for item in sets:
+        if "=" not in item:
+            raise ValueError(f"--set takes key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        merge("--set", [(key.strip(), value)])
+    return Config(**values)
+
+
+#: Settings of variants that have left the product (docs/experiments.md), with the value
+#: at which a saved config did not use them.
+_RETIRED = {"feed_penalty": 0.0, "critic_lookahead": 0, "danger_coef": None, "danger_learning_rate": 0.0}
+
+
+def from_saved(saved: dict) -> dict:
+    """A config saved by this or an earlier version, as ``Config``'s keys: the
+    ``opponent_<kind>`` shares become ``opponents``; the settings of retired variants are
+    dropped where unused and refused where used."""
+    if not isinstance(saved, dict):
+        raise ValueError(f"a saved config must be a mapping, got {type(saved).__name__}")
+    out = dict(saved)
+    shares = {k.removeprefix("opponent_"): out.pop(k) for k in list(out) if k in _RENAMED}
+    if shares:
+        out["opponents"] = {k: v for k, v in shares.items() if v}
+    for key, unused in _RETIRED.items():
+        if key in out:
+            value = out.pop(key)
+            if unused is not None and value != unused:
+                raise ValueError(f"this run used {key}={value!r}, a variant this version no longer has "
+                                 "(see docs/experiments.md for the commit that had it)")
+    if out.get("architecture") in ("relational", "danger"):
+        raise ValueError(f"this run trained the {out['architecture']!r} actor, a variant this version no longer "
+                         "has (see docs/experiments.md for the commit that had it)")
+    return out

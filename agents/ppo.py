@@ -1,0 +1,91 @@
+"""The PPO update: the optimizer, the clipped losses over minibatches, the statistics.
+
+The belief net's cross-entropy (``belief`` actor) is added to the loss; its gradients
+are clipped apart from the policy's and the critic's, so that neither loss scales the
+other's steps down.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from agents.config import Config
+from agents.network import ActorCritic, belief_loss
+from agents.rollout import Rollout
+
+
+def make_optimizer(model: ActorCritic, config: Config) -> tuple[torch.optim.Optimizer, list]:
+    """Adam over every parameter, and the parameter groups whose gradient norms are
+    clipped apart: the policy and critic, then the belief net (if any). Lists in the
+    model's order (a set's order would vary between processes)."""
+    params = list(model.parameters())
+    groups = [params]
+    if model.has_belief:
+        belief = {id(p) for p in model.actor.belief_net.parameters()}
+        groups = [[p for p in params if id(p) not in belief], [p for p in params if id(p) in belief]]
+    return torch.optim.Adam(params, lr=config.learning_rate, eps=1e-5), groups
+
+
+def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device) -> dict:
+    """The learner's decisions of a rollout as flat tensors, named ``b_...``."""
+    v = b.valid
+    t = {"obs": b.obs[v], "mask": b.mask[v], "opp": b.opp[v], "actions": b.actions[v], "logprobs": b.logprobs[v],
+         "adv": adv[v], "returns": returns[v], "values": b.values[v]}
+    return {f"b_{k}": torch.from_numpy(x).to(device) for k, x in t.items()}
+
+
+def update(model: ActorCritic, optimizer, clip_groups: list, batch: dict, config: Config, ent_coef: float,
+           critic_only: bool, rng: np.random.Generator, device) -> dict:
+    """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
+    statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
+    actor waits for its critic)."""
+    c = config
+    n = len(batch["b_obs"])
+    clipfracs, stats = [], {}
+    for _ in range(c.update_epochs):
+        for part in np.array_split(rng.permutation(n), c.num_minibatches):
+            mb = torch.from_numpy(part).to(device)
+            mb_obs, mb_opp = batch["b_obs"][mb], batch["b_opp"][mb]
+            newlogprob, entropy, newvalue, aux = model.evaluate_actions(
+                mb_obs, batch["b_mask"][mb], batch["b_actions"][mb], mb_opp if model.privileged_critic else None)
+            logratio = newlogprob - batch["b_logprobs"][mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                old_approx_kl = (-logratio).mean()
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > c.clip_coef).float().mean().item())
+            mb_adv = batch["b_adv"][mb]
+            mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - c.clip_coef, 1 + c.clip_coef)).mean()
+            mb_returns, mb_values = batch["b_returns"][mb], batch["b_values"][mb]
+            if c.clip_vloss:
+                v_unclipped = (newvalue - mb_returns) ** 2
+                v_clipped = mb_values + torch.clamp(newvalue - mb_values, -c.clip_coef, c.clip_coef)
+                v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - mb_returns) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - mb_returns) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = v_loss * c.vf_coef if critic_only else pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
+            if "belief" in aux:
+                b_loss = belief_loss(aux["belief"], mb_obs, mb_opp)
+                loss = loss + c.belief_coef * b_loss
+                stats["losses/belief_cross_entropy"] = b_loss.item()
+            optimizer.zero_grad()
+            loss.backward()
+            for group in clip_groups:
+                nn.utils.clip_grad_norm_(group, c.max_grad_norm)
+            optimizer.step()
+        if c.target_kl and approx_kl > c.target_kl:
+            break
+    y_pred, y_true = batch["b_values"].cpu().numpy(), batch["b_returns"].cpu().numpy()
+    var_y = np.var(y_true)
+    stats.update({
+        "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
+        "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": old_approx_kl.item(),
+        "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
+        "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
+        "charts/entropy_coef": ent_coef,
+    })
+    return stats

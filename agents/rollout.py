@@ -1,0 +1,123 @@
+"""The rollout buffer, its collection from the vector env, and per-seat GAE.
+
+Each step one player moves in each game. Every decision of the learner is stored with
+the step it was made at; its reward is what that seat receives until its next decision
+in the same game (``next_t``), and GAE follows each seat's own chain of decisions. A
+decision still waiting for its successor when the rollout ends bootstraps from the
+critic's value of that seat's view then (``boot``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from agents import opponents as O
+from agents.network import ActorCritic
+from ginenv import VectorEnv, core
+from ginenv.actions import NUM_ACTIONS
+from ginenv.cards import NUM_CARDS
+from ginenv.observation import OBS_SIZE, observe
+
+
+@dataclass
+class Rollout:
+    """Preallocated ``(T, N, ...)`` buffers of one rollout: step t, game n."""
+
+    obs: np.ndarray  # (T, N, OBS_SIZE) float32: the mover's observation
+    mask: np.ndarray  # (T, N, 108) bool: its legal actions
+    opp: np.ndarray  # (T, N, 52) float32: the other seat's hand (the privileged critic's input)
+    actions: np.ndarray  # (T, N) int64
+    logprobs: np.ndarray  # (T, N) float32: of the learner's actions
+    values: np.ndarray  # (T, N) float32: the critic's, at the learner's decisions
+    rewards: np.ndarray  # (T, N) float32: the seat's rewards until its next decision
+    dones: np.ndarray  # (T, N) bool: the episode ended before the seat's next decision
+    valid: np.ndarray  # (T, N) bool: a decision of the learner (the rest does not train)
+    next_t: np.ndarray  # (T, N) int64: the step of the same seat's next decision, -1 none yet
+    boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
+
+    @classmethod
+    def empty(cls, num_steps: int, num_envs: int) -> "Rollout":
+        t, n = num_steps, num_envs
+        return cls(obs=np.zeros((t, n, OBS_SIZE), np.float32), mask=np.zeros((t, n, NUM_ACTIONS), bool),
+                   opp=np.zeros((t, n, NUM_CARDS), np.float32), actions=np.zeros((t, n), np.int64),
+                   logprobs=np.zeros((t, n), np.float32), values=np.zeros((t, n), np.float32),
+                   rewards=np.zeros((t, n), np.float32), dones=np.zeros((t, n), bool), valid=np.zeros((t, n), bool),
+                   next_t=np.full((t, n), -1, np.int64), boot=np.zeros((t, n), np.float32))
+
+
+def _critic_input(model: ActorCritic, hands: np.ndarray, device) -> dict:
+    """The privileged critic's extra input, as keyword arguments."""
+    return {"opponent_hand": torch.from_numpy(hands).to(device) if model.privileged_critic else None}
+
+
+def collect(env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random.Generator,
+            num_steps: int, device) -> tuple[Rollout, int]:
+    """Play ``num_steps`` steps of every game of ``env``; returns the rollout and the
+    learner's number of decisions. Episodes that end draw new opponents from ``rng``."""
+    n = env.num_envs
+    buf = Rollout.empty(num_steps, n)
+    pending = np.full((n, 2), -1, np.int64)  # last decision of each seat awaiting its successor
+    learner_decisions = 0
+    state = env.state
+    obs, mask = env.observe(), core.legal_action_mask(state)
+    for t in range(num_steps):
+        mover = state.current.astype(np.int64)
+        learner = O.learner_moves(opp, mover)
+        act = np.zeros(n, np.int64)
+        L = np.flatnonzero(learner)
+        buf.obs[t], buf.mask[t] = obs, mask
+        buf.opp[t] = state.hands_of(1 - mover)
+        with torch.no_grad():
+            a, lp, _, v = model.get_action_and_value(torch.from_numpy(obs[L]).to(device),
+                                                     torch.from_numpy(mask[L]).to(device),
+                                                     **_critic_input(model, buf.opp[t, L], device))
+        act[L], buf.logprobs[t, L], buf.values[t, L] = a.cpu().numpy(), lp.cpu().numpy(), v.cpu().numpy()
+        buf.valid[t, L] = True
+        prev = pending[L, mover[L]]
+        linked = prev >= 0
+        buf.next_t[prev[linked], L[linked]] = t
+        pending[L, mover[L]] = t
+        O.act(opp, np.flatnonzero(~learner), obs, mask, act, device)
+        buf.actions[t] = act
+        out = env.step(act)
+        learner_decisions += L.size
+        for seat in (0, 1):
+            has = np.flatnonzero(pending[:, seat] >= 0)
+            buf.rewards[pending[has, seat], has] += out.rewards[has, seat]
+        ended = np.flatnonzero(out.terminated | out.truncated)
+        for seat in (0, 1):
+            has = ended[pending[ended, seat] >= 0]
+            buf.dones[pending[has, seat], has] = True
+        pending[ended] = -1
+        O.assign(opp, ended, rng)
+        obs, mask = out.obs, out.action_mask
+    # Decisions still waiting for their successor: bootstrap from the seat's view now.
+    for seat in (0, 1):
+        has = np.flatnonzero(pending[:, seat] >= 0)
+        if has.size:
+            with torch.no_grad():
+                view = torch.from_numpy(observe(state, seat)[has]).to(device)
+                hands = state.hands_of(np.full(n, 1 - seat))[has].astype(np.float32)
+                buf.boot[pending[has, seat], has] = model.get_value(
+                    view, **_critic_input(model, hands, device)).cpu().numpy()
+    return buf, learner_decisions
+
+
+def advantages(b: Rollout, gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE along each seat's own chain of decisions: ``(advantages, returns)``, ``(T, N)``,
+    0 where ``valid`` is not set."""
+    t_steps, n = b.rewards.shape
+    adv = np.zeros((t_steps, n), np.float32)
+    cols = np.arange(n)
+    for t in reversed(range(t_steps)):
+        nt = b.next_t[t]
+        has_next = nt >= 0
+        safe = np.where(has_next, nt, 0)
+        next_value = np.where(b.dones[t], 0.0, np.where(has_next, b.values[safe, cols], b.boot[t]))
+        next_adv = np.where(b.dones[t] | ~has_next, 0.0, adv[safe, cols])
+        delta = b.rewards[t] + gamma * next_value - b.values[t]
+        adv[t] = np.where(b.valid[t], delta + gamma * gae_lambda * next_adv, 0.0)
+    return adv, adv + b.values

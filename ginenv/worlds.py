@@ -1,0 +1,84 @@
+"""Worlds for determinized search: what a player cannot see, dealt anew.
+
+``resample_hidden(state, player, rng)`` keeps everything ``player`` has seen and deals
+the rest again (OpenSpiel's ``ResampleFromInfostate``), so a search can play the hand
+out in worlds consistent with the player's information.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ginenv import melds
+from ginenv.cards import NUM_CARDS
+from ginenv.core import _U64, DISCARD, HAND_SIZE, State, refresh, splitmix64
+
+
+def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) -> State:
+    """A copy of ``s`` with what ``player`` cannot see dealt anew: the opponent's
+    unknown cards and the stock's order (what OpenSpiel calls resampling from an
+    information state; the worlds of a determinized search).
+
+    ``player`` is an int or a ``(B,)`` array. The cards ``player`` has not seen (in
+    neither its hand, the discard pile, nor among the cards the opponent took from the
+    pile and still holds) are shuffled with ``rng``; the opponent gets as many of them
+    as it held unknown, the stock the rest. Everything public stays: the pile and its
+    order, who took, threw or passed what, the phase, the scores. The deck's dealt part
+    (which recorded the original deal) is rewritten in card order, and each game gets a
+    fresh seed for its later deals, so nothing of the true hidden state survives: two
+    states that differ only in what ``player`` cannot see give the same copy for the
+    same ``rng`` state.
+
+    ``weights`` (optional, ``(B, 52)``, >= 0, read on the unseen cards only) biases
+    which unseen cards the opponent gets: they are drawn without replacement with
+    probability proportional to the weight (successive sampling, by Gumbel top-k keys;
+    odds ``p / (1 - p)`` from a belief ``p`` approximate drawing the hand from that
+    belief). A card of weight 0 goes to the opponent only if there are not enough others.
+    The stock's order stays uniform.
+    """
+    s = s.copy()
+    b = s.batch_size
+    rows = np.arange(b)
+    me = np.broadcast_to(np.asarray(player, np.int64), (b,))
+    opp = 1 - me
+    opp_hand = s._hands[rows, opp]
+    known = s.took[rows, opp] & opp_hand
+    unseen = ~(s._hands[rows, me] | s.pile_mask | known)
+    k = (opp_hand.sum(1) - known.sum(1)).astype(np.int64)
+    pos = s.stock_pos.astype(np.int64)[:, None]
+    keys = rng.random((b, NUM_CARDS))
+    if weights is not None:
+        keys = _weighted_keys(unseen, k, weights, keys, rng)
+    # Unseen cards in random order first, then the others in card order.
+    order = np.argsort(np.where(unseen, keys, 2.0 + np.arange(NUM_CARDS) / NUM_CARDS), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    rank[rows[:, None], order] = np.arange(NUM_CARDS)
+    new_opp = known | (unseen & (rank < k[:, None]))
+    p = np.arange(NUM_CARDS)[None]
+    stock_cards = np.take_along_axis(order, np.clip(k[:, None] + p - pos, 0, NUM_CARDS - 1), 1)
+    in_stock = unseen & (rank >= k[:, None])
+    dealt = np.argsort(np.where(in_stock, NUM_CARDS + p, p), axis=1, kind="stable")  # the rest, in card order
+    s._deck = np.where(p >= pos, stock_cards, dealt).astype(np.int8)
+    s._hands[rows, opp] = new_opp
+    s._game_seed = splitmix64(rng.integers(0, 1 << 63, b, dtype=np.int64).astype(_U64))
+    ten = new_opp.sum(1) <= HAND_SIZE
+    s._deadwood[rows[ten], opp[ten]] = melds.masks_deadwood(melds.suit_masks(new_opp[ten]))
+    moving = np.flatnonzero((s.current == opp) & (s.phase == DISCARD))
+    refresh(s, moving)
+    s._deadwood[moving, opp[moving]] = s._after_discard[moving].min(1)
+    return s
+
+
+def _weighted_keys(unseen, k, weights, keys, rng):
+    """Keys in [-1, 0) for the k unseen cards the opponent gets, drawn by ``weights``
+    (Gumbel top-k), and the uniform ``keys`` in [0, 1) for the rest, so that sorting by
+    key deals the opponent first and leaves the stock's order uniform."""
+    w = np.asarray(weights, np.float64)
+    if w.shape != unseen.shape or not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"weights must be finite and >= 0, of shape {unseen.shape}; got shape {w.shape}")
+    with np.errstate(divide="ignore"):
+        score = np.log(w) + rng.gumbel(size=w.shape)
+    order = np.argsort(np.where(unseen, -score, np.inf), axis=1, kind="stable")
+    rank = np.empty_like(order)
+    rank[np.arange(len(w))[:, None], order] = np.arange(w.shape[1])
+    return np.where(unseen & (rank < k[:, None]), keys - 1.0, keys)

@@ -1,0 +1,97 @@
+"""The architecture: ``ginenv`` stands alone (numpy, gymnasium and pettingzoo; never
+torch, ``agents`` or ``bench``), and ``State``'s public surface is pinned: a field no
+player may see is private (a leading underscore), as pgx's ``_validate_state`` demands."""
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ginenv import core
+from ginenv.worlds import resample_hidden
+
+ROOT = Path(__file__).parent.parent
+GINENV = sorted((ROOT / "ginenv").glob("*.py"))
+
+
+def imported_modules(path: Path) -> set:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_no_ginenv_module_imports_agents_bench_or_torch():
+    assert len(GINENV) > 10
+    for path in GINENV:
+        upward = imported_modules(path) & {"agents", "bench", "torch", "train"}
+        assert not upward, f"{path.name} imports {upward}"
+
+
+def test_ginenv_imports_and_plays_with_torch_unimportable():
+    names = [f"ginenv.{p.stem}" for p in GINENV if p.stem != "__init__"]
+    script = f"""
+import sys
+sys.modules["torch"] = None  # any import of torch now raises ImportError
+import importlib
+for name in {names!r}:
+    importlib.import_module(name)
+import gymnasium, numpy as np
+env = gymnasium.make("ginenv/GinRummy-v0", opponent="knock_early")
+obs, info = env.reset(seed=3)
+done = False
+while not done:
+    obs, reward, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    done = term or trunc
+assert "agents" not in sys.modules
+print("ok", reward)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok")
+
+
+#: Every field of State a player may read. A new field is private unless it is added
+#: here, with the reason it reveals nothing a player may not know.
+PUBLIC_FIELDS = {
+    "rules", "mode", "auto_reset",  # the game's settings
+    "stock_pos", "pile", "pile_size", "pile_mask", "took", "discarded", "passed", "taken", "knock_card",
+    "phase", "current", "dealer", "turn", "knock_limit",  # the table as both players see it
+    "legal",  # the mover's legal actions: given to the mover only (the envs' mask)
+    "scores", "hands_won", "hands_played", "dead_hands", "hand_no", "game_no",  # the score sheet
+    # events of the last step; a finished hand's hands are laid out face up for both
+    "hand_ended", "game_ended", "hand_kind", "hand_points", "last_hands", "last_knocker", "hand_turns",
+    "final_scores", "bonus_points", "winner",
+}
+
+
+def test_states_public_fields_are_the_pinned_ones():
+    names = {f.name for f in dataclasses.fields(core.State)}
+    public = {n for n in names if not n.startswith("_")}
+    assert public == PUBLIC_FIELDS
+    assert {n for n in names if n.startswith("_")} == {"_hands", "_deck", "_after_discard", "_big_gin_ok",
+                                                      "_deadwood", "_game_seed"}
+
+
+def test_dealing_anew_what_the_mover_cannot_see_changes_no_public_field():
+    rng = np.random.default_rng(8)
+    for mode in ("hand", "match"):
+        state = core.init(128, "standard", seed=5, mode=mode)
+        for steps in (0, 1, 2, 5, 13, 40):
+            for _ in range(steps):
+                mask = core.legal_action_mask(state)
+                core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
+            live = np.flatnonzero(~state.done)
+            s = state.select(live)
+            other = resample_hidden(s, s.current.astype(np.int64), rng)
+            assert (other._hands != s._hands).any() or steps == 0 or not live.size
+            for name in PUBLIC_FIELDS:
+                a, b = getattr(s, name), getattr(other, name)
+                if isinstance(a, np.ndarray):
+                    assert (a == b).all(), (mode, steps, name)

@@ -1,0 +1,182 @@
+"""The network: the spec and its refusals, the card features against per-card loops,
+the belief net's plane and its loss, old checkpoints still loading."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents import make_agent
+from agents.network import (NEIGHBOUR_PLANES, ActorCritic, NetworkSpec, _related_counts, _relations, belief_loss,
+                            neighbours)
+from agents.policy import CheckpointError, build_model, load_policy
+from ginenv import VectorEnv
+from ginenv.observation import plane
+
+ROOT = Path(__file__).parent.parent
+
+
+def reference_neighbours(obs):
+    """Per-card loops: for each card and plane, cards of the same rank, and of the same
+    suit one and two ranks away (``agents.network.neighbours``)."""
+    planes = NEIGHBOUR_PLANES
+    out = np.zeros((len(obs), 52, 3 * len(planes)))
+    for g in range(len(obs)):
+        for c in range(52):
+            suit, rank = divmod(c, 13)
+            for i, k in enumerate(planes):
+                held = obs[g, k * 52:(k + 1) * 52] > 0.5
+                out[g, c, 3 * i] = sum(held[s * 13 + rank] for s in range(4) if s != suit)
+                out[g, c, 3 * i + 1] = sum(held[suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13)
+                out[g, c, 3 * i + 2] = sum(held[suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13)
+    return out
+
+
+def test_neighbour_features_match_per_card_counts():
+    env = VectorEnv(40, "standard", seed=5)
+    obs, mask, _ = env.reset()
+    rng = np.random.default_rng(0)
+    seen = [obs.copy()]
+    for _ in range(25):
+        step = env.step((rng.random(mask.shape) * mask).argmax(1))
+        obs, mask = step.obs.copy(), step.action_mask
+        seen.append(obs)
+    real = np.concatenate(seen)[::7]
+    noise = (rng.random((40, real.shape[1])) < rng.random((40, 1))).astype(np.float32)  # any 0/1 planes
+    for batch in (real, noise):
+        got = neighbours(torch.as_tensor(batch)).numpy()
+        assert (got == reference_neighbours(batch)).all()
+
+
+def _states_with_opponent_hands(games=64, steps=60, seed=11, agent="gin_hunter"):
+    """Observations of the player to move in games the agent plays with itself, and the
+    opponent's real hand at each."""
+    env = VectorEnv(games, "standard", seed=seed)
+    obs, mask, _ = env.reset()
+    player = make_agent(agent)
+    xs, ys = [], []
+    for _ in range(steps):
+        xs.append(obs.copy())
+        ys.append(env.state.hands_of(1 - env.state.current.astype(np.int64)).astype(np.float32))
+        step = env.step(player.act(obs, mask))
+        obs, mask = step.obs, step.action_mask
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def test_belief_plane_is_the_net_on_unseen_cards_and_known_elsewhere():
+    torch.manual_seed(0)
+    actor = ActorCritic(NetworkSpec((16, 16), architecture="belief")).actor
+    obs, opp = _states_with_opponent_hands(games=8, steps=30)
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        p = actor.belief(x).numpy()
+        z = actor.belief_net(x).numpy()
+    for g in range(len(obs)):
+        for c in range(52):
+            if plane(obs, "unseen")[g, c] > 0.5:
+                assert p[g, c] == pytest.approx(1 / (1 + np.exp(-z[g, c])), rel=1e-5)
+            else:  # seen: held by the opponent only if it took the card from the pile
+                assert p[g, c] == float(plane(obs, "opponent_took")[g, c] > 0.5)
+                if p[g, c] == 1.0:
+                    assert opp[g, c] == 1.0
+    # the neighbour counts of the belief, against per-card sums
+    with torch.no_grad():
+        got = _related_counts(torch.as_tensor(p)[:, None], _relations()).numpy()
+    for g in range(0, len(obs), 17):
+        for c in range(52):
+            suit, rank = divmod(c, 13)
+            want = [sum(p[g, s * 13 + rank] for s in range(4) if s != suit),
+                    sum(p[g, suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13),
+                    sum(p[g, suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13)]
+            assert got[g, c] == pytest.approx(want, abs=1e-5)
+
+
+def test_only_the_belief_loss_trains_the_belief_net():
+    model = ActorCritic(NetworkSpec((16, 16), architecture="belief"))
+    obs, opp = _states_with_opponent_hands(games=8, steps=20)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    belief = {id(p) for p in model.actor.belief_net.parameters()}
+    belief_loss(model.actor.belief_net(x), x, y).backward()
+    for p in model.parameters():
+        grown = p.grad is not None and bool(p.grad.abs().sum() > 0)
+        assert grown == (id(p) in belief)
+    model.zero_grad(set_to_none=True)
+    model.actor(x).square().sum().backward()  # any loss on the policy's logits
+    for p in model.actor.belief_net.parameters():
+        assert p.grad is None or not p.grad.any()
+
+
+def test_the_belief_net_learns_more_than_the_base_rate():
+    torch.manual_seed(0)
+    obs, opp = _states_with_opponent_hands(games=256, steps=120)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    cut = len(x) * 3 // 4
+    unseen = torch.as_tensor(plane(obs, "unseen")) > 0.5
+    rate = y[:cut][unseen[:cut]].mean()
+    held_out = y[cut:][unseen[cut:]]
+    base = torch.nn.functional.binary_cross_entropy(torch.full_like(held_out, float(rate)), held_out)
+    model = ActorCritic(NetworkSpec((64, 64), architecture="belief"))
+    opt = torch.optim.Adam(model.actor.belief_net.parameters(), lr=3e-3)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(300):
+        idx = torch.randint(0, cut, (512,), generator=gen)
+        loss = belief_loss(model.actor.belief_net(x[idx]), x[idx], y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        learnt = belief_loss(model.actor.belief_net(x[cut:]), x[cut:], y[cut:])
+    assert learnt < base - 0.01
+
+
+@pytest.mark.parametrize("architecture", ["cards", "belief", "mlp"])
+def test_the_update_pass_gives_what_the_separate_calls_give(architecture):
+    torch.manual_seed(1)
+    model = ActorCritic(NetworkSpec((16, 16), architecture=architecture))
+    obs, opp = _states_with_opponent_hands(games=8, steps=20)
+    x, y = torch.as_tensor(obs), torch.as_tensor(opp)
+    mask = torch.ones(len(x), 108, dtype=torch.bool)
+    mask[:, 100:] = False  # a mask that rules actions out (its legality does not matter here)
+    action = torch.randint(0, 100, (len(x),), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        logprob, entropy, value, aux = model.evaluate_actions(x, mask, action, y)
+        dist = model.action_dist(x, mask)
+        assert torch.allclose(logprob, dist.log_prob(action)) and torch.allclose(entropy, dist.entropy())
+        assert torch.allclose(value, model.get_value(x, y))
+        assert set(aux) == ({"belief"} if architecture == "belief" else set())
+        if "belief" in aux:
+            assert torch.allclose(aux["belief"], model.actor.belief_net(x))
+
+
+def test_the_spec_has_its_defaults_once_and_refuses_what_it_cannot_build():
+    spec = NetworkSpec()
+    assert NetworkSpec.from_dict(spec.to_dict()) == spec
+    assert NetworkSpec.from_dict({}) == spec  # missing keys take the defaults
+    assert NetworkSpec.from_dict({"hidden_sizes": [8], "critic_lookahead": 0}).hidden_sizes == (8,)
+    for bad, message in (({"hidden_sizes": [64.5]}, "hidden_sizes"), ({"hidden_sizes": []}, "hidden_sizes"),
+                         ({"activation": "swish"}, "activation must be one of relu, tanh, gelu"),
+                         ({"architecture": "danger"}, "architecture must be one of cards, belief, mlp"),
+                         ({"privileged_critic": "yes"}, "privileged_critic"),
+                         ({"width": 3}, "unknown network spec key"), ({"critic_lookahead": 4}, "lookahead critic")):
+        with pytest.raises(ValueError, match=message):
+            NetworkSpec.from_dict(bad)
+    with pytest.raises(ValueError, match="must be a mapping"):
+        NetworkSpec.from_dict([128, 128])
+    with pytest.raises(CheckpointError, match="network spec"):
+        build_model({"network": {"architecture": "relational"}})
+
+
+def test_the_shipped_checkpoint_loads_with_its_spec_and_plays_legally():
+    meta = json.loads((ROOT / "checkpoints" / "champion" / "step_0000001525" / "policy.json").read_text())
+    policy = load_policy(ROOT / "checkpoints" / "champion")
+    assert policy.model.spec == NetworkSpec.from_dict(meta["network"])
+    assert policy.model.spec.architecture == "belief" and policy.model.spec.hidden_sizes == (128, 128)
+    env = VectorEnv(32, "standard", seed=2)
+    obs, mask, _ = env.reset()
+    for _ in range(20):
+        acts = policy.act(obs, mask)
+        assert mask[np.arange(32), acts].all()
+        step = env.step(acts)
+        obs, mask = step.obs.copy(), step.action_mask
