@@ -139,18 +139,18 @@ def bradley_terry(names, results, iterations: int = 500):
 
 
 def _progress_bar(label):
-    start = time.time()
+    """A tqdm bar over the games that have finished (shown on a terminal only)."""
+    from tqdm import tqdm
+
+    bar = None
 
     def show(done, total):
-        if not sys.stderr.isatty():
-            return
-        width = 30
-        filled = int(width * done / total)
-        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                         f"{time.time() - start:5.1f}s")
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=label, unit="game", disable=not sys.stderr.isatty(), leave=False)
+        bar.update(done - bar.n)
         if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            bar.close()
     return show
 
 

@@ -1,7 +1,8 @@
 """Training speed: decisions per second of the whole PPO loop (rollout, GAE, update).
 
-Builds the trainer from a config (default: the shipped recipe, ``configs/champion.yaml``)
-with no imitation and no evaluation, runs one update to warm up, then times
+Builds the trainer's parts from a config (default: the shipped recipe,
+``configs/champion.yaml``) as ``train.py`` does, with no imitation and no evaluation,
+runs one update to warm up, then times
 ``--updates`` more and prints the median rollout and update seconds and the decisions
 per second, both seats counted. ``--device cuda`` runs the network on a GPU (the games
 stay in numpy on one CPU core). Run: ``python bench/bench_train_speed.py [--device cuda]
@@ -10,42 +11,54 @@ stay in numpy on one CPU core). Run: ``python bench/bench_train_speed.py [--devi
 
 import argparse
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-import train
+import numpy as np
+import torch
+
+from agents import ppo, rollout
+from agents.config import make_config
+from agents.network import ActorCritic
+from agents.opponents import make_opponents
+from ginenv import VectorEnv
+
+ROOT = Path(__file__).parent.parent
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", default=str(Path(train.__file__).parent / "configs" / "champion.yaml"))
+    p.add_argument("--config", default=str(ROOT / "configs" / "champion.yaml"))
     p.add_argument("--device", default="cpu")
     p.add_argument("--updates", type=int, default=5)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        sets = [f"device={args.device}", "bc_decisions=0", "eval_every=0", f"log_dir={tmp}",
-                f"checkpoint_dir={tmp}", "run_name=speed"] + args.set
-        config = train.make_config(config_file=args.config, sets=sets)
-        trainer = train.Trainer(config, quiet=True)
-        rollout, update = [], []
-        for i in range(args.updates + 1):
-            t0 = time.perf_counter()
-            batch = trainer.rollout()
-            t1 = time.perf_counter()
-            adv, returns = trainer.advantages(batch)
-            trainer.ppo_update(batch, adv, returns, 0.0)
-            if config.device.startswith("cuda"):
-                import torch
-                torch.cuda.synchronize()
-            t2 = time.perf_counter()
-            if i:  # the first update warms up (allocations, kernels)
-                rollout.append(t1 - t0)
-                update.append(t2 - t1)
-        trainer.writer.close()
-    r, u = statistics.median(rollout), statistics.median(update)
-    total = statistics.median(a + b for a, b in zip(rollout, update))
+    sets = [f"device={args.device}", "bc_decisions=0", "eval_every=0"] + args.set
+    config = make_config(config_file=args.config, sets=sets)
+    torch.set_num_threads(config.torch_threads)
+    device = torch.device(config.device)
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    env = VectorEnv(config.num_envs, config.rules, seed=config.seed, mode=config.mode)
+    model = ActorCritic(config.network_spec()).to(device)
+    optimizer, clip_groups = ppo.make_optimizer(model, config)
+    opp = make_opponents(config, rng)
+    rollout_s, update_s = [], []
+    for i in range(args.updates + 1):
+        t0 = time.perf_counter()
+        buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device)
+        t1 = time.perf_counter()
+        adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
+        ppo.update(model, optimizer, clip_groups, ppo.flatten(buf, adv, returns, device), config, config.ent_coef,
+                   critic_only=False, rng=rng, device=device)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        t2 = time.perf_counter()
+        if i:  # the first update warms up (allocations, kernels)
+            rollout_s.append(t1 - t0)
+            update_s.append(t2 - t1)
+    r, u = statistics.median(rollout_s), statistics.median(update_s)
+    total = statistics.median(a + b for a, b in zip(rollout_s, update_s))
     print(f"device {config.device}  architecture {config.architecture}  hidden {config.hidden_sizes}  "
           f"{config.num_envs} games x {config.num_steps} steps = {config.batch_size} decisions an update")
     print(f"median of {args.updates}: rollout {r:.2f} s  update {u:.2f} s  "

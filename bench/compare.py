@@ -1,0 +1,71 @@
+"""Speed against another commit, in one run: ``python bench/compare.py REV -- CMD ...``.
+
+Checks REV out into a temporary git worktree, then runs CMD (e.g. ``python
+bench/bench_core.py``) ``--rounds`` times in each tree, alternating, so both meet the
+same machine load. Every number CMD prints is read, line by line and in order; the
+report gives, for each, the median in each tree and the ratio of the medians (this
+tree over REV). A benchmark's figures must be rates or times printed in the same
+order by both trees. Run: ``python bench/compare.py d04c5aa --rounds 5 -- python
+bench/bench_eval.py --repeats 1``.
+"""
+
+import argparse
+import re
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*\.?\d*(?:e-?\d+)?")
+
+
+def figures(text: str) -> list:
+    """``(line number, label, value)`` for every number printed: the label is the line's
+    text with the numbers taken out, so the same figure pairs up across the two trees."""
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        label = NUMBER.sub("#", line).strip()
+        for k, m in enumerate(NUMBER.finditer(line)):
+            out.append((f"{i}:{k}", label, float(m.group().replace(",", ""))))
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("rev", help="the commit to compare against")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command to run in each tree")
+    args = p.parse_args(argv)
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        p.error("give the command after --")
+    with tempfile.TemporaryDirectory() as tmp:
+        other = Path(tmp) / "other"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(other), args.rev], check=True,
+                       capture_output=True)
+        try:
+            runs = {"this": [], args.rev: []}
+            for _ in range(args.rounds):
+                for name, tree in (("this", ROOT), (args.rev, other)):
+                    out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=True,
+                                         env={**__import__("os").environ, "PYTHONPATH": str(tree)})
+                    runs[name].append(figures(out.stdout))
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=True)
+    mine, theirs = runs["this"], runs[args.rev]
+    print(f"{' '.join(cmd)}: medians of {args.rounds} alternating runs, this tree against {args.rev}")
+    labels = {key: label for key, label, _ in mine[0]}
+    for key, label in labels.items():
+        a = [v for run in mine for k, _, v in run if k == key]
+        b = [v for run in theirs for k, lab, v in run if k == key and lab == label]
+        if len(b) != len(a) or not b:
+            continue
+        ma, mb = statistics.median(a), statistics.median(b)
+        if mb:
+            print(f"  {ma:>12,.3f}  {mb:>12,.3f}  ratio {ma / mb:6.3f}   {label}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,29 @@
+"""The README: every Python code block runs as written, and the size stays newcomer-sized."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+
+
+def test_the_readme_has_its_python_examples_and_stays_under_15_kb():
+    assert len(BLOCKS) >= 3
+    assert len(README.encode()) <= 15 * 1024
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_each_readme_python_block_runs_as_written(index):
+    out = subprocess.run([sys.executable, "-c", BLOCKS[index]], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, f"README block {index} failed:\n{BLOCKS[index]}\n{out.stderr}"
+
+
+def test_the_readme_commands_name_files_that_exist():
+    for path in re.findall(r"(?:--config |python )((?:configs|bench)/[\w./]+)", README):
+        assert (ROOT / path).exists(), path
