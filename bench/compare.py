@@ -10,7 +10,9 @@ bench/bench_eval.py --repeats 1``.
 """
 
 import argparse
+import os
 import re
+import sys
 import statistics
 import subprocess
 import tempfile
@@ -35,9 +37,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("rev", help="the commit to compare against")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command to run in each tree")
-    args = p.parse_args(argv)
-    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        p.error("give the command after --")
+    cut = argv.index("--")
+    args, cmd = p.parse_args(argv[:cut]), argv[cut + 1:]
     if not cmd:
         p.error("give the command after --")
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,7 +53,7 @@ def main(argv=None) -> int:
             for _ in range(args.rounds):
                 for name, tree in (("this", ROOT), (args.rev, other)):
                     out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=True,
-                                         env={**__import__("os").environ, "PYTHONPATH": str(tree)})
+                                         env={**os.environ, "PYTHONPATH": str(tree)})
                     runs[name].append(figures(out.stdout))
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=True)
