@@ -37,6 +37,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("rev", help="the commit to compare against")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--this", default=None, metavar="REV2",
+                   help="compare this commit instead of the working tree (both then checked out)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" not in argv:
         p.error("give the command after --")
@@ -45,20 +47,25 @@ def main(argv=None) -> int:
     if not cmd:
         p.error("give the command after --")
     with tempfile.TemporaryDirectory() as tmp:
-        other = Path(tmp) / "other"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(other), args.rev], check=True,
-                       capture_output=True)
+        trees = {}
+        for name, rev in (("other", args.rev), ("this", args.this)):
+            if rev is not None:
+                trees[name] = Path(tmp) / name
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(trees[name]), rev],
+                               check=True, capture_output=True)
+        other, this = trees["other"], trees.get("this", ROOT)
         try:
             runs = {"this": [], args.rev: []}
             for _ in range(args.rounds):
-                for name, tree in (("this", ROOT), (args.rev, other)):
+                for name, tree in (("this", this), (args.rev, other)):
                     out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=True,
                                          env={**os.environ, "PYTHONPATH": str(tree)})
                     runs[name].append(figures(out.stdout))
         finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=True)
+            for tree in trees.values():
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True)
     mine, theirs = runs["this"], runs[args.rev]
-    print(f"{' '.join(cmd)}: medians of {args.rounds} alternating runs, this tree against {args.rev}")
+    print(f"{' '.join(cmd)}: medians of {args.rounds} alternating runs, {args.this or 'this tree'} against {args.rev}")
     labels = {key: label for key, label, _ in mine[0]}
     for key, label in labels.items():
         a = [v for run in mine for k, _, v in run if k == key]
