@@ -62,17 +62,34 @@ def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int) -> d
     """Match win rates against the baselines (the model back in train mode after)."""
     out = {}
     for name in EVAL_OPPONENTS:
-        r = play(Policy(model, name="learner"), BASELINES[name](seed=0), config.eval_matches, rules,
-                 seed=EVAL_SEED + update, mode=config.eval_mode)
-        out[name] = {"win_rate": r["win_rate_a"], "ci95": r["win_rate_a_ci95"],
-                     "points_per_hand": r["points_per_hand_a"] - r["points_per_hand_b"],
-                     "hand_win_rate": r["hands_won_a"] / max(r["hands"], 1), "games": r["games"]}
+        r = play(
+            Policy(model, name="learner"),
+            BASELINES[name](seed=0),
+            config.eval_matches,
+            rules,
+            seed=EVAL_SEED + update,
+            mode=config.eval_mode,
+        )
+        out[name] = {
+            "win_rate": r["win_rate_a"],
+            "ci95": r["win_rate_a_ci95"],
+            "points_per_hand": r["points_per_hand_a"] - r["points_per_hand_b"],
+            "hand_win_rate": r["hands_won_a"] / max(r["hands"], 1),
+            "games": r["games"],
+        }
     model.train()
     return out
 
 
-def train(config: Config | None = None, resume=None, resume_overrides=(), quiet: bool = False,
-          stop_after: int | None = None, time_limit: float | None = None, **overrides) -> Path:
+def train(
+    config: Config | None = None,
+    resume=None,
+    resume_overrides=(),
+    quiet: bool = False,
+    stop_after: int | None = None,
+    time_limit: float | None = None,
+    **overrides,
+) -> Path:
     """Train to the end, or for ``stop_after`` more updates, or until the first update
     that ends ``time_limit`` seconds or more after the start; then checkpoint (a run
     stopped early continues with ``resume``). Returns the last checkpoint."""
@@ -94,8 +111,9 @@ def train(config: Config | None = None, resume=None, resume_overrides=(), quiet:
     rng = np.random.default_rng(c.seed)
     # ------------------------------------------------------------------ envs
     rules = Rules.preset(c.rules)
-    env = VectorEnv(c.num_envs, rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale,
-                    match_win_reward=c.match_win_reward)
+    env = VectorEnv(
+        c.num_envs, rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale, match_win_reward=c.match_win_reward
+    )
     # ----------------------------------------------------------------- agent
     spec = c.network_spec()
     model = ActorCritic(spec).to(device)
@@ -106,8 +124,16 @@ def train(config: Config | None = None, resume=None, resume_overrides=(), quiet:
     progress = {"update": 0, "decisions": 0, "learner_decisions": 0}
     last_eval: dict = {}
     if step_dir is not None:
-        saved = restore_training(step_dir, model, optimizer=optimizer, env=env, opponents=opponents, rng=rng,
-                                 device=device, new_model=lambda: ActorCritic(spec).to(device))
+        saved = restore_training(
+            step_dir,
+            model,
+            optimizer=optimizer,
+            env=env,
+            opponents=opponents,
+            rng=rng,
+            device=device,
+            new_model=lambda: ActorCritic(spec).to(device),
+        )
         last_eval = saved.pop("last_eval")
         progress.update(saved)
     # --------------------------------------------------------------- logging
@@ -130,10 +156,26 @@ def train(config: Config | None = None, resume=None, resume_overrides=(), quiet:
         return "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items())
 
     def checkpoint() -> Path:
-        meta = {"network": spec.to_dict(), "rules": rules.to_dict(), "config": dataclasses.asdict(c),
-                "update": progress["update"], "decisions": progress["decisions"], "evaluation": last_eval}
-        return save_training(run_dir, model, meta, optimizer=optimizer, env_state=env.state, opponents=opponents,
-                             rng=rng, progress=progress, config=dataclasses.asdict(c), device=device)
+        meta = {
+            "network": spec.to_dict(),
+            "rules": rules.to_dict(),
+            "config": dataclasses.asdict(c),
+            "update": progress["update"],
+            "decisions": progress["decisions"],
+            "evaluation": last_eval,
+        }
+        return save_training(
+            run_dir,
+            model,
+            meta,
+            optimizer=optimizer,
+            env_state=env.state,
+            opponents=opponents,
+            rng=rng,
+            progress=progress,
+            config=dataclasses.asdict(c),
+            device=device,
+        )
 
     # ------------------------------------------------------------ warm start
     if progress["update"] == 0 and c.bc_teacher and c.bc_decisions:
@@ -156,8 +198,17 @@ def train(config: Config | None = None, resume=None, resume_overrides=(), quiet:
         # ------------------------------------------------ advantages, update
         adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
         ent_coef = c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac
-        stats = ppo.update(model, optimizer, clip_groups, ppo.flatten(buf, adv, returns, device), c, ent_coef,
-                           critic_only=progress["update"] < c.critic_warmup_updates, rng=rng, device=device)
+        stats = ppo.update(
+            model,
+            optimizer,
+            clip_groups,
+            ppo.flatten(buf, adv, returns, device),
+            c,
+            ent_coef,
+            critic_only=progress["update"] < c.critic_warmup_updates,
+            rng=rng,
+            device=device,
+        )
         t2 = time.time()
         progress["update"] += 1
         update = progress["update"]
@@ -165,14 +216,22 @@ def train(config: Config | None = None, resume=None, resume_overrides=(), quiet:
             O.add_snapshot(opponents, model, c.pool_size, device)
         # ----------------------------------------------------------- logging
         sps = (progress["decisions"] - start_decisions) / max(time.time() - start, 1e-9)
-        stats.update({"charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/decisions_per_second": sps,
-                      "charts/rollout_seconds": t1 - t0, "charts/update_seconds": t2 - t1,
-                      "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean())})
+        stats.update(
+            {
+                "charts/learning_rate": optimizer.param_groups[0]["lr"],
+                "charts/decisions_per_second": sps,
+                "charts/rollout_seconds": t1 - t0,
+                "charts/update_seconds": t2 - t1,
+                "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean()),
+            }
+        )
         for k, v in stats.items():
             writer.add_scalar(k, v, progress["decisions"])
-        line = (f"update {update}/{c.num_updates}  decisions {progress['decisions'] / 1e6:.2f}M  "
-                f"{sps / 1e3:.1f}k dec/s  entropy {stats['losses/entropy']:.2f}  "
-                f"value loss {stats['losses/value_loss']:.4f}")
+        line = (
+            f"update {update}/{c.num_updates}  decisions {progress['decisions'] / 1e6:.2f}M  "
+            f"{sps / 1e3:.1f}k dec/s  entropy {stats['losses/entropy']:.2f}  "
+            f"value loss {stats['losses/value_loss']:.4f}"
+        )
         # -------------------------------------------------------- evaluation
         if c.eval_every and (update % c.eval_every == 0 or update == c.num_updates):
             line += "  " + log_eval(evaluate(model, c, rules, update))
@@ -192,12 +251,21 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", default=None, help="YAML config (default configs/default.yaml)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    p.add_argument("--resume", default=None, help="continue the run in this checkpoint directory (its own "
-                   "config; keys given with --set, e.g. total_decisions or learning_rate, replace the saved ones; "
-                   "new checkpoints go to that directory unless checkpoint_dir is given)")
-    p.add_argument("--stop-after-minutes", type=float, default=None, metavar="M",
-                   help="checkpoint and stop after the first update that ends M minutes or more after the "
-                   "start (continue later with --resume)")
+    p.add_argument(
+        "--resume",
+        default=None,
+        help="continue the run in this checkpoint directory (its own "
+        "config; keys given with --set, e.g. total_decisions or learning_rate, replace the saved ones; "
+        "new checkpoints go to that directory unless checkpoint_dir is given)",
+    )
+    p.add_argument(
+        "--stop-after-minutes",
+        type=float,
+        default=None,
+        metavar="M",
+        help="checkpoint and stop after the first update that ends M minutes or more after the "
+        "start (continue later with --resume)",
+    )
     args = p.parse_args(argv)
     if args.stop_after_minutes is not None and args.stop_after_minutes < 0:
         p.error(f"--stop-after-minutes must be >= 0, got {args.stop_after_minutes}")

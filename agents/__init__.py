@@ -21,8 +21,9 @@ def make_agent(spec, seed: int = 0):
     path = Path(str(spec))
     if path.exists():
         return load_policy(path)
-    raise ValueError(f"unknown agent {spec!r}: not a baseline ({', '.join(BASELINES)}) "
-                     f"and no checkpoint at {path.resolve()}")
+    raise ValueError(
+        f"unknown agent {spec!r}: not a baseline ({', '.join(BASELINES)}) and no checkpoint at {path.resolve()}"
+    )
 
 
 def load_policy(path, seed: int = 0):

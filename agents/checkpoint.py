@@ -46,8 +46,14 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def save_checkpoint(run_dir, step: int, model: torch.nn.Module, meta: dict, trainer_tensors: dict | None = None,
-                    trainer_meta: dict | None = None) -> Path:
+def save_checkpoint(
+    run_dir,
+    step: int,
+    model: torch.nn.Module,
+    meta: dict,
+    trainer_tensors: dict | None = None,
+    trainer_meta: dict | None = None,
+) -> Path:
     """Write ``run_dir/step_<step>/`` atomically and point ``run_dir/LATEST`` at it."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -56,10 +62,14 @@ def save_checkpoint(run_dir, step: int, model: torch.nn.Module, meta: dict, trai
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
-    save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "policy.safetensors"))
+    save_file(
+        {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "policy.safetensors")
+    )
     (tmp / "policy.json").write_text(json.dumps({"spec": SPEC, **meta}, indent=2))
     if trainer_tensors is not None:
-        save_file({k: v.detach().cpu().contiguous() for k, v in trainer_tensors.items()}, str(tmp / "trainer.safetensors"))
+        save_file(
+            {k: v.detach().cpu().contiguous() for k, v in trainer_tensors.items()}, str(tmp / "trainer.safetensors")
+        )
         (tmp / "trainer.json").write_text(json.dumps(trainer_meta or {}, indent=2))
     if final.exists():
         shutil.rmtree(final)
@@ -93,8 +103,10 @@ def read_meta(step_dir: Path) -> dict:
         raise CheckpointError(f"{step_dir / 'policy.json'} is corrupted: {e}") from None
     spec = meta.get("spec")
     if spec != SPEC:
-        raise CheckpointError(f"{step_dir} was made for spec {spec}; this version of ginenv needs {SPEC} "
-                              "(observation version, sizes and checkpoint format must match)")
+        raise CheckpointError(
+            f"{step_dir} was made for spec {spec}; this version of ginenv needs {SPEC} "
+            "(observation version, sizes and checkpoint format must match)"
+        )
     return meta
 
 
@@ -113,8 +125,12 @@ _RENAMED_STATE_FIELDS = {"game_seed": "_game_seed", "after_discard": "_after_dis
 def _state_tensors(state) -> dict:
     """The engine state's arrays as tensors (uint64 viewed as int64: safetensors'
     torch side has no uint64)."""
-    return {f"env.{name}": torch.from_numpy(np.ascontiguousarray(a).view(np.int64 if a.dtype == np.uint64 else a.dtype)
-                                            .copy()) for name, a in state.arrays().items()}
+    return {
+        f"env.{name}": torch.from_numpy(
+            np.ascontiguousarray(a).view(np.int64 if a.dtype == np.uint64 else a.dtype).copy()
+        )
+        for name, a in state.arrays().items()
+    }
 
 
 def _state_from_tensors(state, tensors: dict):
@@ -131,8 +147,11 @@ def _state_from_tensors(state, tensors: dict):
 
 
 def _optimizer_tensors(opt) -> dict:
-    return {f"opt.{pid}.{k}": v if torch.is_tensor(v) else torch.tensor(v)
-            for pid, st in opt.state_dict()["state"].items() for k, v in st.items()}
+    return {
+        f"opt.{pid}.{k}": v if torch.is_tensor(v) else torch.tensor(v)
+        for pid, st in opt.state_dict()["state"].items()
+        for k, v in st.items()
+    }
 
 
 def _optimizer_meta(opt) -> dict:
@@ -151,8 +170,19 @@ def _jsonable(x):
     return int(x) if isinstance(x, np.integer) else x
 
 
-def save_training(run_dir, model, meta: dict, *, optimizer, env_state, opponents, rng: np.random.Generator,
-                  progress: dict, config: dict, device) -> Path:
+def save_training(
+    run_dir,
+    model,
+    meta: dict,
+    *,
+    optimizer,
+    env_state,
+    opponents,
+    rng: np.random.Generator,
+    progress: dict,
+    config: dict,
+    device,
+) -> Path:
     """A checkpoint of a training run at ``progress["update"]``: the policy files plus
     everything ``--resume`` needs, as named tensors and JSON: the optimizer, the random
     states (torch, numpy, each baseline's), the games in progress, the opponents."""
@@ -166,16 +196,28 @@ def save_training(run_dir, model, meta: dict, *, optimizer, env_state, opponents
     tensors.update(_state_tensors(env_state))
     for name in ("kind", "learner_seat", "snapshot"):
         tensors[f"opponents.{name}"] = torch.from_numpy(getattr(opponents, name).copy())
-    baseline_rngs = {name: _jsonable(agent.rng.bit_generator.state)
-                     for name, agent in opponents.baselines.items() if hasattr(agent, "rng")}
-    trainer_meta = {**progress, "numpy_rng": _jsonable(rng.bit_generator.state), "baseline_rngs": baseline_rngs,
-                    "pool_size": len(opponents.pool), "optimizer": _optimizer_meta(optimizer), "config": config}
+    baseline_rngs = {
+        name: _jsonable(agent.rng.bit_generator.state)
+        for name, agent in opponents.baselines.items()
+        if hasattr(agent, "rng")
+    }
+    trainer_meta = {
+        **progress,
+        "numpy_rng": _jsonable(rng.bit_generator.state),
+        "baseline_rngs": baseline_rngs,
+        "pool_size": len(opponents.pool),
+        "optimizer": _optimizer_meta(optimizer),
+        "config": config,
+    }
     return save_checkpoint(run_dir, progress["update"], model, meta, tensors, trainer_meta)
 
 
 #: Names of the opponents' arrays in checkpoints written before the trainer was split.
-_OLD_OPPONENT_NAMES = {"kind": "trainer.opponent", "learner_seat": "trainer.learner_seat",
-                       "snapshot": "trainer.snapshot_index"}
+_OLD_OPPONENT_NAMES = {
+    "kind": "trainer.opponent",
+    "learner_seat": "trainer.learner_seat",
+    "snapshot": "trainer.snapshot_index",
+}
 
 
 def read_training_meta(step_dir: Path) -> dict:
@@ -190,8 +232,9 @@ def read_training_meta(step_dir: Path) -> dict:
     return meta
 
 
-def restore_training(step_dir: Path, model, *, optimizer, env, opponents, rng: np.random.Generator, device,
-                     new_model) -> dict:
+def restore_training(
+    step_dir: Path, model, *, optimizer, env, opponents, rng: np.random.Generator, device, new_model
+) -> dict:
     """Restore what ``save_training`` wrote into the given objects (``new_model()`` builds
     each snapshot's network); returns the saved progress counters."""
     tmeta = read_training_meta(step_dir)
@@ -202,7 +245,7 @@ def restore_training(step_dir: Path, model, *, optimizer, env, opponents, rng: n
     opponents.pool = []
     for k in range(tmeta["pool_size"]):
         snap = new_model()
-        snap.load_state_dict({n[len(f"pool.{k}."):]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
+        snap.load_state_dict({n[len(f"pool.{k}.") :]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
         opponents.pool.append(snap)
     env.state = _state_from_tensors(env.state, t)
     for name, old in _OLD_OPPONENT_NAMES.items():
@@ -213,5 +256,9 @@ def restore_training(step_dir: Path, model, *, optimizer, env, opponents, rng: n
     torch.set_rng_state(t["rng.torch"])  # last: building the pool's networks draws from it
     if device.type == "cuda" and "rng.cuda" in t:
         torch.cuda.set_rng_state(t["rng.cuda"], device)
-    return {"update": tmeta["update"], "decisions": tmeta["decisions"],
-            "learner_decisions": tmeta["learner_decisions"], "last_eval": meta.get("evaluation", {})}
+    return {
+        "update": tmeta["update"],
+        "decisions": tmeta["decisions"],
+        "learner_decisions": tmeta["learner_decisions"],
+        "last_eval": meta.get("evaluation", {}),
+    }

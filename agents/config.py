@@ -87,8 +87,9 @@ class Config:
     belief_coef: float = 1.0
     """Weight of the belief net's cross-entropy (``belief``; its gradients are clipped
     apart from the policy's and the critic's)."""
-    opponents: dict = field(default_factory=lambda: {"self": 0.6, "snapshot": 0.2, "knock_early": 0.1,
-                                                     "gin_hunter": 0.1})
+    opponents: dict = field(
+        default_factory=lambda: {"self": 0.6, "snapshot": 0.2, "knock_early": 0.1, "gin_hunter": 0.1}
+    )
     """Shares of the episodes by who sits opposite the learner: ``self`` (both seats
     train), ``snapshot`` (a past snapshot from the pool) or a baseline name. Shares are
     normalised; kinds left out get 0."""
@@ -134,8 +135,18 @@ class Config:
             problems.append(f"rules must be one of {', '.join(PRESETS)}")
         if self.mode not in core.MODES or self.eval_mode not in core.MODES:
             problems.append(f"mode and eval_mode must be one of {', '.join(core.MODES)}")
-        for name in ("num_envs", "num_steps", "num_minibatches", "update_epochs", "total_decisions",
-                     "snapshot_every", "pool_size", "eval_matches", "checkpoint_every", "torch_threads"):
+        for name in (
+            "num_envs",
+            "num_steps",
+            "num_minibatches",
+            "update_epochs",
+            "total_decisions",
+            "snapshot_every",
+            "pool_size",
+            "eval_matches",
+            "checkpoint_every",
+            "torch_threads",
+        ):
             if getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1")
         if self.num_minibatches > self.num_envs:
@@ -143,8 +154,17 @@ class Config:
         for name in ("eval_every", "bc_decisions", "critic_warmup_updates"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0")
-        for name in ("reward_scale", "match_win_reward", "clip_coef", "ent_coef", "ent_coef_final", "vf_coef",
-                     "max_grad_norm", "target_kl", "belief_coef"):
+        for name in (
+            "reward_scale",
+            "match_win_reward",
+            "clip_coef",
+            "ent_coef",
+            "ent_coef_final",
+            "vf_coef",
+            "max_grad_norm",
+            "target_kl",
+            "belief_coef",
+        ):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 problems.append(f"{name} must be a finite number >= 0, got {value}")
@@ -159,7 +179,9 @@ class Config:
             problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         problems += _opponent_problems(self.opponents)
         if self.run_name and not re.fullmatch(r"[A-Za-z0-9._-]+", self.run_name) or self.run_name in (".", ".."):
-            problems.append(f"run_name may hold only letters, digits and ._- (it names a directory), got {self.run_name!r}")
+            problems.append(
+                f"run_name may hold only letters, digits and ._- (it names a directory), got {self.run_name!r}"
+            )
         try:
             self.network_spec()
         except ValueError as e:
@@ -193,8 +215,11 @@ def _opponent_problems(mix) -> list:
     unknown = [k for k in mix if k not in OPPONENT_KINDS]
     if unknown:
         return [f"opponents: unknown kind(s) {', '.join(map(str, unknown))}; valid: {', '.join(OPPONENT_KINDS)}"]
-    bad = [k for k, v in mix.items()
-           if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0]
+    bad = [
+        k
+        for k, v in mix.items()
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0
+    ]
     if bad:
         return [f"opponents: the shares of {', '.join(bad)} must be finite numbers >= 0"]
     if sum(mix.values()) <= 0:
@@ -248,8 +273,11 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
     def merge(source, items):
         for key, value in items:
             if key not in fields:
-                hint = (f" (the opponent mix is one mapping now: opponents: {{{key.removeprefix('opponent_')}: ...}})"
-                        if key in _RENAMED else "")
+                hint = (
+                    f" (the opponent mix is one mapping now: opponents: {{{key.removeprefix('opponent_')}: ...}})"
+                    if key in _RENAMED
+                    else ""
+                )
                 raise ValueError(f"unknown config key {key!r} in {source}{hint}; valid keys: {', '.join(fields)}")
             values[key] = _coerce(key, value, fields[key])
 
@@ -292,9 +320,13 @@ def from_saved(saved: dict) -> dict:
         if key in out:
             value = out.pop(key)
             if unused is not None and value != unused:
-                raise ValueError(f"this run used {key}={value!r}, a variant this version no longer has "
-                                 "(see docs/experiments.md for the commit that had it)")
+                raise ValueError(
+                    f"this run used {key}={value!r}, a variant this version no longer has "
+                    "(see docs/experiments.md for the commit that had it)"
+                )
     if out.get("architecture") in ("relational", "danger"):
-        raise ValueError(f"this run trained the {out['architecture']!r} actor, a variant this version no longer "
-                         "has (see docs/experiments.md for the commit that had it)")
+        raise ValueError(
+            f"this run trained the {out['architecture']!r} actor, a variant this version no longer "
+            "has (see docs/experiments.md for the commit that had it)"
+        )
     return out

@@ -41,8 +41,9 @@ def wilson(successes: float, n: int, z: float = Z95):
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "match", progress=None,
-         max_steps: int = 200_000) -> dict:
+def play(
+    agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "match", progress=None, max_steps: int = 200_000
+) -> dict:
     """Play n games (matches or hands) of agent_a against agent_b and count everything.
 
     Game i seats agent_a as player ``i % 2`` and deals first from player ``(i // 2) % 2``.
@@ -56,7 +57,7 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
     by_ender = np.zeros((3, len(core.HAND_KIND_NAMES), 3), np.int64)
     hands_won_a = hands_won_b = hands = turns = 0
     points_a = points_b = 0
-    for step in range(max_steps):
+    for _ in range(max_steps):
         live = ~state.done
         if not live.any():
             break
@@ -103,11 +104,20 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
     lo, hi = wilson(score, n)
     named = dict(zip(core.HAND_KIND_NAMES, kinds.tolist()))
     return {
-        "a": getattr(agent_a, "name", str(agent_a)), "b": getattr(agent_b, "name", str(agent_b)),
-        "mode": mode, "games": n, "wins_a": wins_a, "wins_b": wins_b, "draws": draws,
-        "win_rate_a": score / n, "win_rate_a_ci95": [lo, hi],
-        "hands": hands, "hands_won_a": hands_won_a, "hands_won_b": hands_won_b,
-        "points_per_hand_a": points_a / max(hands, 1), "points_per_hand_b": points_b / max(hands, 1),
+        "a": getattr(agent_a, "name", str(agent_a)),
+        "b": getattr(agent_b, "name", str(agent_b)),
+        "mode": mode,
+        "games": n,
+        "wins_a": wins_a,
+        "wins_b": wins_b,
+        "draws": draws,
+        "win_rate_a": score / n,
+        "win_rate_a_ci95": [lo, hi],
+        "hands": hands,
+        "hands_won_a": hands_won_a,
+        "hands_won_b": hands_won_b,
+        "points_per_hand_a": points_a / max(hands, 1),
+        "points_per_hand_b": points_b / max(hands, 1),
         "gin_rate": (named["gin"] + named["big_gin"]) / max(hands, 1),
         "knock_rate": (named["knock"] + named["tie"]) / max(hands, 1),
         "undercut_rate": named["undercut"] / max(hands, 1),
@@ -117,7 +127,9 @@ def play(agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "mat
         "hands_by_ender": {
             f"{who}/{kind}": {"hands": int(c), "net_points_a": int(pts), "draws": int(t)}
             for who, row in zip(("a", "b", "-"), by_ender)
-            for kind, (c, pts, t) in zip(core.HAND_KIND_NAMES, row) if c},
+            for kind, (c, pts, t) in zip(core.HAND_KIND_NAMES, row)
+            if c
+        },
     }
 
 
@@ -151,6 +163,7 @@ def _progress_bar(label):
         bar.update(done - bar.n)
         if done == total:
             bar.close()
+
     return show
 
 
@@ -172,10 +185,14 @@ def format_report(r: dict) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.evaluate", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("agents", nargs="*", help="two agents (or more with --round-robin): "
-                   f"baseline names ({', '.join(BASELINES)}) or checkpoint paths")
+    p = argparse.ArgumentParser(
+        prog="python -m agents.evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "agents",
+        nargs="*",
+        help=f"two agents (or more with --round-robin): baseline names ({', '.join(BASELINES)}) or checkpoint paths",
+    )
     p.add_argument("--matches", type=int, default=1000, help="matches per pair (default 1000)")
     p.add_argument("--hands", type=int, default=None, help="evaluate N single hands instead of matches")
     p.add_argument("--rules", default="standard", help=f"rules preset ({', '.join(PRESETS)})")

@@ -34,15 +34,27 @@ def export_onnx(checkpoint, out_path) -> None:
     module = _Greedy(policy.model.actor).eval()
     obs = torch.zeros(2, OBS_SIZE)
     mask = torch.ones(2, NUM_ACTIONS, dtype=torch.bool)
-    torch.onnx.export(module, (obs, mask), str(out_path), input_names=["observation", "action_mask"],
-                      output_names=["logits", "action"], opset_version=18, dynamo=True,
-                      dynamic_axes={"observation": {0: "batch"}, "action_mask": {0: "batch"},
-                                    "logits": {0: "batch"}, "action": {0: "batch"}})
+    torch.onnx.export(
+        module,
+        (obs, mask),
+        str(out_path),
+        input_names=["observation", "action_mask"],
+        output_names=["logits", "action"],
+        opset_version=18,
+        dynamo=True,
+        dynamic_axes={
+            "observation": {0: "batch"},
+            "action_mask": {0: "batch"},
+            "logits": {0: "batch"},
+            "action": {0: "batch"},
+        },
+    )
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m agents.export", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m agents.export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("checkpoint", help="a run directory, step directory or policy file")
     p.add_argument("--onnx", required=True, help="where to write the ONNX model")
     args = p.parse_args(argv)

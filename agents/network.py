@@ -65,9 +65,12 @@ class NetworkSpec:
     def __post_init__(self):
         object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
         problems = []
-        if not self.hidden_sizes or any(isinstance(h, bool) or not isinstance(h, int) or h < 1
-                                        for h in self.hidden_sizes):
-            problems.append(f"hidden_sizes must be a non-empty list of positive integers, got {list(self.hidden_sizes)}")
+        if not self.hidden_sizes or any(
+            isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden_sizes
+        ):
+            problems.append(
+                f"hidden_sizes must be a non-empty list of positive integers, got {list(self.hidden_sizes)}"
+            )
         if self.activation not in ACTIVATIONS:
             problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
         if self.architecture not in ARCHITECTURES:
@@ -81,7 +84,7 @@ class NetworkSpec:
         return {**asdict(self), "hidden_sizes": list(self.hidden_sizes)}
 
     @classmethod
-    def from_dict(cls, data) -> "NetworkSpec":
+    def from_dict(cls, data) -> NetworkSpec:
         """A spec from ``policy.json``'s ``network``: missing keys take the defaults; an
         unknown key is refused, but for ``critic_lookahead`` at 0, which older files
         wrote (the variant it set has left the product; see docs/experiments.md)."""
@@ -89,8 +92,10 @@ class NetworkSpec:
             raise ValueError(f"the network spec must be a mapping, got {type(data).__name__}")
         data = dict(data)
         if data.get("critic_lookahead", 0) != 0:
-            raise ValueError("this network has a lookahead critic (critic_lookahead "
-                             f"{data['critic_lookahead']}), a variant this version no longer builds")
+            raise ValueError(
+                "this network has a lookahead critic (critic_lookahead "
+                f"{data['critic_lookahead']}), a variant this version no longer builds"
+            )
         data.pop("critic_lookahead", None)
         names = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - names)
@@ -102,7 +107,7 @@ class NetworkSpec:
 def mlp(sizes, activation: str, out_size: int, out_gain: float) -> nn.Sequential:
     layers, last = [], sizes[0]
     for size in sizes[1:]:
-        layers += [_init(nn.Linear(last, size), 2 ** 0.5), ACTIVATIONS[activation]()]
+        layers += [_init(nn.Linear(last, size), 2**0.5), ACTIVATIONS[activation]()]
         last = size
     layers.append(_init(nn.Linear(last, out_size), out_gain))
     return nn.Sequential(*layers)
@@ -125,7 +130,7 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def trunk(sizes, activation: str) -> nn.Sequential:
     layers = []
     for a, b in zip(sizes[:-1], sizes[1:]):
-        layers += [_init(nn.Linear(a, b), 2 ** 0.5), ACTIVATIONS[activation]()]
+        layers += [_init(nn.Linear(a, b), 2**0.5), ACTIVATIONS[activation]()]
     return nn.Sequential(*layers)
 
 
@@ -140,8 +145,18 @@ def _card_identity() -> torch.Tensor:
 
 #: The planes whose neighbourhoods the ``belief`` actor reads, in the order of its
 #: features (see ``neighbours``).
-NEIGHBOUR_PLANES = tuple(PLANE[name] for name in ("own_hand", "rest_of_pile", "opponent_took", "opponent_discarded",
-                                                  "unseen", "own_discards", "top_discard"))
+NEIGHBOUR_PLANES = tuple(
+    PLANE[name]
+    for name in (
+        "own_hand",
+        "rest_of_pile",
+        "opponent_took",
+        "opponent_discarded",
+        "unseen",
+        "own_discards",
+        "top_discard",
+    )
+)
 NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES)
 
 
@@ -175,7 +190,7 @@ def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torc
     fixed relation matrix."""
     b = obs.shape[0]
     rel = _relations() if relations is None else relations
-    planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
+    planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
     x = (planes[:, list(NEIGHBOUR_PLANES)] > 0.5).to(obs.dtype)  # (B, 7, 52)
     return _related_counts(x, rel)
 
@@ -211,7 +226,7 @@ class CardActor(nn.Module):
         (``{"belief": ...}``, else ``{}``), from one pass, for the training losses."""
         b = obs.shape[0]
         g = self.trunk(obs)
-        planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
+        planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
         if self.relational:
             planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
         aux = {}
@@ -231,7 +246,7 @@ class CardActor(nn.Module):
 def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torch.Tensor:
     """``(B, 52)``: the belief net's probability on the unseen cards, 1 on the cards the
     opponent took and still holds, 0 on every other seen card."""
-    planes = obs[:, :NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
+    planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
     took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).to(obs.dtype)
     return torch.where(planes[:, UNSEEN_PLANE] > 0.5, torch.sigmoid(belief_logits), took)
 
@@ -245,15 +260,7 @@ def belief_features(p: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
 def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
     """Mean binary cross-entropy of the belief net's logits against the opponent's real
     hand, over the cards the player has not seen."""
-    unseen = obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
-    bce = nn.functional.binary_cross_entropy_with_logits(belief_logits, opponent_hand, reduction="none")
-    return (bce * unseen).sum() / unseen.sum().clamp(min=1)
-
-
-def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
-    """Mean binary cross-entropy of the belief net's logits against the opponent's real
-    hand, over the cards the player has not seen."""
-    unseen = obs[:, UNSEEN_PLANE * NUM_CARDS:(UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
+    unseen = obs[:, UNSEEN_PLANE * NUM_CARDS : (UNSEEN_PLANE + 1) * NUM_CARDS] > 0.5
     bce = nn.functional.binary_cross_entropy_with_logits(belief_logits, opponent_hand, reduction="none")
     return (bce * unseen).sum() / unseen.sum().clamp(min=1)
 

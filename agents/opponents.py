@@ -34,9 +34,13 @@ class Opponents:
 def make_opponents(config: Config, rng: np.random.Generator) -> Opponents:
     """Opponents for ``config.num_envs`` games, the first draw made with ``rng``."""
     n = config.num_envs
-    opp = Opponents(mix=np.array(config.opponent_mix(), np.float64),
-                    baselines={name: cls(seed=config.seed + i) for i, (name, cls) in enumerate(BASELINES.items())},
-                    kind=np.zeros(n, np.int64), learner_seat=np.zeros(n, np.int8), snapshot=np.zeros(n, np.int64))
+    opp = Opponents(
+        mix=np.array(config.opponent_mix(), np.float64),
+        baselines={name: cls(seed=config.seed + i) for i, (name, cls) in enumerate(BASELINES.items())},
+        kind=np.zeros(n, np.int64),
+        learner_seat=np.zeros(n, np.int8),
+        snapshot=np.zeros(n, np.int64),
+    )
     assign(opp, np.arange(n), rng)
     return opp
 
@@ -59,8 +63,9 @@ def learner_moves(opp: Opponents, mover: np.ndarray) -> np.ndarray:
     return (opp.kind == SELF) | (mover == opp.learner_seat)
 
 
-def act(opp: Opponents, games: np.ndarray, obs: np.ndarray, mask: np.ndarray, actions: np.ndarray,
-        device: torch.device) -> None:
+def act(
+    opp: Opponents, games: np.ndarray, obs: np.ndarray, mask: np.ndarray, actions: np.ndarray, device: torch.device
+) -> None:
     """Fill ``actions[games]`` with the opponents' moves (games the learner does not move)."""
     for k, kind in enumerate(OPPONENT_KINDS):
         idx = games[opp.kind[games] == k]
@@ -70,8 +75,9 @@ def act(opp: Opponents, games: np.ndarray, obs: np.ndarray, mask: np.ndarray, ac
             for s in np.unique(opp.snapshot[idx]):
                 sub = idx[opp.snapshot[idx] == s]
                 with torch.no_grad():  # the snapshot's actor only: its critic is not needed
-                    dist = opp.pool[s].action_dist(torch.from_numpy(obs[sub]).to(device),
-                                                   torch.from_numpy(mask[sub]).to(device))
+                    dist = opp.pool[s].action_dist(
+                        torch.from_numpy(obs[sub]).to(device), torch.from_numpy(mask[sub]).to(device)
+                    )
                     actions[sub] = dist.sample().cpu().numpy()
         else:
             actions[idx] = opp.baselines[kind].act(obs[idx], mask[idx])

@@ -50,8 +50,10 @@ class Policy:
         if single:
             obs, mask = obs[None], mask[None]
         if obs.shape[-1] != OBS_SIZE or mask.shape[-1] != NUM_ACTIONS or len(obs) != len(mask):
-            raise ValueError(f"expected observations (B, {OBS_SIZE}) and masks (B, {NUM_ACTIONS}); "
-                             f"got {tuple(obs.shape)} and {tuple(mask.shape)}")
+            raise ValueError(
+                f"expected observations (B, {OBS_SIZE}) and masks (B, {NUM_ACTIONS}); "
+                f"got {tuple(obs.shape)} and {tuple(mask.shape)}"
+            )
         if not mask.any(1).all():
             raise ValueError("every observation needs at least one legal action")
         if deterministic:
@@ -72,6 +74,8 @@ def load_policy(path, seed: int = 0) -> Policy:
     try:
         model.load_state_dict(weights)
     except RuntimeError as e:
-        raise CheckpointError(f"{step_dir / 'policy.safetensors'} does not fit the network in policy.json: {e}") from None
+        raise CheckpointError(
+            f"{step_dir / 'policy.safetensors'} does not fit the network in policy.json: {e}"
+        ) from None
     name = f"{Path(step_dir).parent.name}/{Path(step_dir).name}"
     return Policy(model, meta, name=name, seed=seed)

@@ -31,13 +31,30 @@ def make_optimizer(model: ActorCritic, config: Config) -> tuple[torch.optim.Opti
 def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device) -> dict:
     """The learner's decisions of a rollout as flat tensors, named ``b_...``."""
     v = b.valid
-    t = {"obs": b.obs[v], "mask": b.mask[v], "opp": b.opp[v], "actions": b.actions[v], "logprobs": b.logprobs[v],
-         "adv": adv[v], "returns": returns[v], "values": b.values[v]}
+    t = {
+        "obs": b.obs[v],
+        "mask": b.mask[v],
+        "opp": b.opp[v],
+        "actions": b.actions[v],
+        "logprobs": b.logprobs[v],
+        "adv": adv[v],
+        "returns": returns[v],
+        "values": b.values[v],
+    }
     return {f"b_{k}": torch.from_numpy(x).to(device) for k, x in t.items()}
 
 
-def update(model: ActorCritic, optimizer, clip_groups: list, batch: dict, config: Config, ent_coef: float,
-           critic_only: bool, rng: np.random.Generator, device) -> dict:
+def update(
+    model: ActorCritic,
+    optimizer,
+    clip_groups: list,
+    batch: dict,
+    config: Config,
+    ent_coef: float,
+    critic_only: bool,
+    rng: np.random.Generator,
+    device,
+) -> dict:
     """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
     actor waits for its critic)."""
@@ -49,7 +66,8 @@ def update(model: ActorCritic, optimizer, clip_groups: list, batch: dict, config
             mb = torch.from_numpy(part).to(device)
             mb_obs, mb_opp = batch["b_obs"][mb], batch["b_opp"][mb]
             newlogprob, entropy, newvalue, aux = model.evaluate_actions(
-                mb_obs, batch["b_mask"][mb], batch["b_actions"][mb], mb_opp if model.privileged_critic else None)
+                mb_obs, batch["b_mask"][mb], batch["b_actions"][mb], mb_opp if model.privileged_critic else None
+            )
             logratio = newlogprob - batch["b_logprobs"][mb]
             ratio = logratio.exp()
             with torch.no_grad():
@@ -81,11 +99,16 @@ def update(model: ActorCritic, optimizer, clip_groups: list, batch: dict, config
             break
     y_pred, y_true = batch["b_values"].cpu().numpy(), batch["b_returns"].cpu().numpy()
     var_y = np.var(y_true)
-    stats.update({
-        "losses/value_loss": v_loss.item(), "losses/policy_loss": pg_loss.item(),
-        "losses/entropy": entropy_loss.item(), "losses/old_approx_kl": old_approx_kl.item(),
-        "losses/approx_kl": approx_kl.item(), "losses/clipfrac": float(np.mean(clipfracs)),
-        "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
-        "charts/entropy_coef": ent_coef,
-    })
+    stats.update(
+        {
+            "losses/value_loss": v_loss.item(),
+            "losses/policy_loss": pg_loss.item(),
+            "losses/entropy": entropy_loss.item(),
+            "losses/old_approx_kl": old_approx_kl.item(),
+            "losses/approx_kl": approx_kl.item(),
+            "losses/clipfrac": float(np.mean(clipfracs)),
+            "losses/explained_variance": float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y),
+            "charts/entropy_coef": ent_coef,
+        }
+    )
     return stats

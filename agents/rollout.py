@@ -39,13 +39,21 @@ class Rollout:
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
 
     @classmethod
-    def empty(cls, num_steps: int, num_envs: int) -> "Rollout":
+    def empty(cls, num_steps: int, num_envs: int) -> Rollout:
         t, n = num_steps, num_envs
-        return cls(obs=np.zeros((t, n, OBS_SIZE), np.float32), mask=np.zeros((t, n, NUM_ACTIONS), bool),
-                   opp=np.zeros((t, n, NUM_CARDS), np.float32), actions=np.zeros((t, n), np.int64),
-                   logprobs=np.zeros((t, n), np.float32), values=np.zeros((t, n), np.float32),
-                   rewards=np.zeros((t, n), np.float32), dones=np.zeros((t, n), bool), valid=np.zeros((t, n), bool),
-                   next_t=np.full((t, n), -1, np.int64), boot=np.zeros((t, n), np.float32))
+        return cls(
+            obs=np.zeros((t, n, OBS_SIZE), np.float32),
+            mask=np.zeros((t, n, NUM_ACTIONS), bool),
+            opp=np.zeros((t, n, NUM_CARDS), np.float32),
+            actions=np.zeros((t, n), np.int64),
+            logprobs=np.zeros((t, n), np.float32),
+            values=np.zeros((t, n), np.float32),
+            rewards=np.zeros((t, n), np.float32),
+            dones=np.zeros((t, n), bool),
+            valid=np.zeros((t, n), bool),
+            next_t=np.full((t, n), -1, np.int64),
+            boot=np.zeros((t, n), np.float32),
+        )
 
 
 def _critic_input(model: ActorCritic, hands: np.ndarray, device) -> dict:
@@ -53,8 +61,9 @@ def _critic_input(model: ActorCritic, hands: np.ndarray, device) -> dict:
     return {"opponent_hand": torch.from_numpy(hands).to(device) if model.privileged_critic else None}
 
 
-def collect(env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random.Generator,
-            num_steps: int, device) -> tuple[Rollout, int]:
+def collect(
+    env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random.Generator, num_steps: int, device
+) -> tuple[Rollout, int]:
     """Play ``num_steps`` steps of every game of ``env``; returns the rollout and the
     learner's number of decisions. Episodes that end draw new opponents from ``rng``."""
     n = env.num_envs
@@ -71,9 +80,11 @@ def collect(env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random
         buf.obs[t], buf.mask[t] = obs, mask
         buf.opp[t] = state.hands_of(1 - mover)
         with torch.no_grad():
-            a, lp, _, v = model.get_action_and_value(torch.from_numpy(obs[L]).to(device),
-                                                     torch.from_numpy(mask[L]).to(device),
-                                                     **_critic_input(model, buf.opp[t, L], device))
+            a, lp, _, v = model.get_action_and_value(
+                torch.from_numpy(obs[L]).to(device),
+                torch.from_numpy(mask[L]).to(device),
+                **_critic_input(model, buf.opp[t, L], device),
+            )
         act[L], buf.logprobs[t, L], buf.values[t, L] = a.cpu().numpy(), lp.cpu().numpy(), v.cpu().numpy()
         buf.valid[t, L] = True
         prev = pending[L, mover[L]]
@@ -101,8 +112,9 @@ def collect(env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random
             with torch.no_grad():
                 view = torch.from_numpy(observe(state, seat)[has]).to(device)
                 hands = state.hands_of(np.full(n, 1 - seat))[has].astype(np.float32)
-                buf.boot[pending[has, seat], has] = model.get_value(
-                    view, **_critic_input(model, hands, device)).cpu().numpy()
+                buf.boot[pending[has, seat], has] = (
+                    model.get_value(view, **_critic_input(model, hands, device)).cpu().numpy()
+                )
     return buf, learner_decisions
 
 

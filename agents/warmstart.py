@@ -61,8 +61,11 @@ def imitate(model: ActorCritic, config: Config, rng: np.random.Generator, device
             log("bc/loss", loss.item(), seen)
             log("bc/accuracy", accuracy, seen)
         if not quiet:
-            print(f"imitating {c.bc_teacher}: {seen / 1e6:.2f}M decisions  loss {loss.item():.3f}  "
-                  f"accuracy {accuracy:.3f}  {seen / (time.time() - start) / 1e3:.1f}k/s", flush=True)
+            print(
+                f"imitating {c.bc_teacher}: {seen / 1e6:.2f}M decisions  loss {loss.item():.3f}  "
+                f"accuracy {accuracy:.3f}  {seen / (time.time() - start) / 1e3:.1f}k/s",
+                flush=True,
+            )
 
 
 def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
@@ -74,13 +77,17 @@ def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
     differ = {k: (a, b) for k, a in theirs.spec.to_dict().items() if a != (b := model.spec.to_dict()[k])}
     actor_differ = {k: d for k, d in differ.items() if k != "privileged_critic"}
     if actor_differ:
-        raise ValueError(f"init_from {path}: its actor does not match this config's: "
-                         + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in actor_differ.items())
-                         + " (only privileged_critic may differ)")
+        raise ValueError(
+            f"init_from {path}: its actor does not match this config's: "
+            + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in actor_differ.items())
+            + " (only privileged_critic may differ)"
+        )
     if not differ:
         model.load_state_dict(theirs.state_dict())
         return
     model.actor.load_state_dict(theirs.actor.state_dict())
     if not quiet:
-        print(f"init_from {path}: the actor is loaded, the critic starts fresh (privileged_critic "
-              f"{differ['privileged_critic'][0]} there, {differ['privileged_critic'][1]} here)")
+        print(
+            f"init_from {path}: the actor is loaded, the critic starts fresh (privileged_critic "
+            f"{differ['privileged_critic'][0]} there, {differ['privileged_critic'][1]} here)"
+        )

@@ -42,9 +42,11 @@ def main():
         rates.append(decisions / (engine + player))
         engine_rates.append(decisions / engine)
         hand_rates.append(hands / (engine + player))
-    print(f"batch {args.batch}, {args.rules}: {np.median(rates) / 1e6:.3f} M decisions/s with the random player, "
-          f"{np.median(engine_rates) / 1e6:.3f} M decisions/s engine only (mask + step), "
-          f"{np.median(hand_rates) / 1e3:.1f} k hands/s  (median of {args.repeats} x {args.steps} steps)")
+    print(
+        f"batch {args.batch}, {args.rules}: {np.median(rates) / 1e6:.3f} M decisions/s with the random player, "
+        f"{np.median(engine_rates) / 1e6:.3f} M decisions/s engine only (mask + step), "
+        f"{np.median(hand_rates) / 1e3:.1f} k hands/s  (median of {args.repeats} x {args.steps} steps)"
+    )
 
     env = VectorEnv(args.batch, args.rules, seed=0, mode="match")
     obs, mask, _ = env.reset()
@@ -62,8 +64,10 @@ def main():
             env_time += t2 - t1
         vec_rates.append(args.batch * args.steps / total)
         vec_env_rates.append(args.batch * args.steps / env_time)
-    print(f"VectorEnv batch {args.batch} with observations and masks: {np.median(vec_rates) / 1e6:.3f} M decisions/s "
-          f"with the random player, {np.median(vec_env_rates) / 1e6:.3f} M decisions/s env.step only")
+    print(
+        f"VectorEnv batch {args.batch} with observations and masks: {np.median(vec_rates) / 1e6:.3f} M decisions/s "
+        f"with the random player, {np.median(vec_env_rates) / 1e6:.3f} M decisions/s env.step only"
+    )
 
     aec = gin_rummy_v0.raw_env(rules=args.rules, mode="match")
     aec.reset(seed=0)

@@ -26,8 +26,10 @@ def main():
     median = times[len(times) // 2]
     r["seconds"] = median
     print(format_report(r))
-    print(f"{args.matches} matches: median {median:.1f} s over {args.repeats} runs "
-          f"({args.matches / median:.0f} matches/s)")
+    print(
+        f"{args.matches} matches: median {median:.1f} s over {args.repeats} runs "
+        f"({args.matches / median:.0f} matches/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -42,9 +42,11 @@ def main():
         after = rate(deadwood_after_discard, hands, args.repeats)
         dw = rate(deadwood, hands, args.repeats)
         single = rate(lambda h: [deadwood_after_discard(x) for x in h], hands[:2000], 3)
-        print(f"{name:10s} deadwood_after_discard: {after / 1e6:6.2f} M hands/s   "
-              f"deadwood: {dw / 1e6:6.2f} M hands/s   one hand a call: {single / 1e3:6.1f} k hands/s "
-              f"(batching x{after / single:.0f})")
+        print(
+            f"{name:10s} deadwood_after_discard: {after / 1e6:6.2f} M hands/s   "
+            f"deadwood: {dw / 1e6:6.2f} M hands/s   one hand a call: {single / 1e3:6.1f} k hands/s "
+            f"(batching x{after / single:.0f})"
+        )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,17 @@ def main(argv=None):
         buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device)
         t1 = time.perf_counter()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
-        ppo.update(model, optimizer, clip_groups, ppo.flatten(buf, adv, returns, device), config, config.ent_coef,
-                   critic_only=False, rng=rng, device=device)
+        ppo.update(
+            model,
+            optimizer,
+            clip_groups,
+            ppo.flatten(buf, adv, returns, device),
+            config,
+            config.ent_coef,
+            critic_only=False,
+            rng=rng,
+            device=device,
+        )
         if device.type == "cuda":
             torch.cuda.synchronize()
         t2 = time.perf_counter()
@@ -59,10 +68,14 @@ def main(argv=None):
             update_s.append(t2 - t1)
     r, u = statistics.median(rollout_s), statistics.median(update_s)
     total = statistics.median(a + b for a, b in zip(rollout_s, update_s))
-    print(f"device {config.device}  architecture {config.architecture}  hidden {config.hidden_sizes}  "
-          f"{config.num_envs} games x {config.num_steps} steps = {config.batch_size} decisions an update")
-    print(f"median of {args.updates}: rollout {r:.2f} s  update {u:.2f} s  "
-          f"-> {config.batch_size / total:,.0f} decisions/s")
+    print(
+        f"device {config.device}  architecture {config.architecture}  hidden {config.hidden_sizes}  "
+        f"{config.num_envs} games x {config.num_steps} steps = {config.batch_size} decisions an update"
+    )
+    print(
+        f"median of {args.updates}: rollout {r:.2f} s  update {u:.2f} s  "
+        f"-> {config.batch_size / total:,.0f} decisions/s"
+    )
 
 
 if __name__ == "__main__":

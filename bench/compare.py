@@ -12,9 +12,9 @@ bench/bench_eval.py --repeats 1``.
 import argparse
 import os
 import re
-import sys
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -37,13 +37,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("rev", help="the commit to compare against")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--this", default=None, metavar="REV2",
-                   help="compare this commit instead of the working tree (both then checked out)")
+    p.add_argument(
+        "--this",
+        default=None,
+        metavar="REV2",
+        help="compare this commit instead of the working tree (both then checked out)",
+    )
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" not in argv:
         p.error("give the command after --")
     cut = argv.index("--")
-    args, cmd = p.parse_args(argv[:cut]), argv[cut + 1:]
+    args, cmd = p.parse_args(argv[:cut]), argv[cut + 1 :]
     if not cmd:
         p.error("give the command after --")
     with tempfile.TemporaryDirectory() as tmp:
@@ -51,15 +55,24 @@ def main(argv=None) -> int:
         for name, rev in (("other", args.rev), ("this", args.this)):
             if rev is not None:
                 trees[name] = Path(tmp) / name
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(trees[name]), rev],
-                               check=True, capture_output=True)
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(trees[name]), rev],
+                    check=True,
+                    capture_output=True,
+                )
         other, this = trees["other"], trees.get("this", ROOT)
         try:
             runs = {"this": [], args.rev: []}
             for _ in range(args.rounds):
                 for name, tree in (("this", this), (args.rev, other)):
-                    out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=True,
-                                         env={**os.environ, "PYTHONPATH": str(tree)})
+                    out = subprocess.run(
+                        cmd,
+                        cwd=tree,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                        env={**os.environ, "PYTHONPATH": str(tree)},
+                    )
                     runs[name].append(figures(out.stdout))
         finally:
             for tree in trees.values():

@@ -8,11 +8,10 @@ Layers, bottom up: ``cards`` (ids and notation), ``melds`` (deadwood maths, batc
 import gymnasium
 
 from ginenv.cards import format_cards, parse_cards, to_hand
+from ginenv.gin_rummy_v0 import env, raw_env  # noqa: E402
 from ginenv.melds import best_melds, deadwood, deadwood_after_discard
 from ginenv.rules import PRESETS, Rules
 from ginenv.scoring import score_hand, score_hands, score_match
-
-from ginenv.gin_rummy_v0 import env, raw_env  # noqa: E402
 from ginenv.single import SingleAgentEnv  # noqa: E402
 from ginenv.vector import VectorEnv  # noqa: E402
 
@@ -20,7 +19,19 @@ if "ginenv/GinRummy-v0" not in gymnasium.registry:
     gymnasium.register(id="ginenv/GinRummy-v0", entry_point="ginenv.single:SingleAgentEnv")
 
 __all__ = [
-    "SingleAgentEnv", "VectorEnv", "env", "raw_env",
-    "PRESETS", "Rules", "best_melds", "deadwood", "deadwood_after_discard", "format_cards",
-    "parse_cards", "score_hand", "score_hands", "score_match", "to_hand",
+    "SingleAgentEnv",
+    "VectorEnv",
+    "env",
+    "raw_env",
+    "PRESETS",
+    "Rules",
+    "best_melds",
+    "deadwood",
+    "deadwood_after_discard",
+    "format_cards",
+    "parse_cards",
+    "score_hand",
+    "score_hands",
+    "score_match",
+    "to_hand",
 ]

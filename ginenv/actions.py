@@ -61,8 +61,12 @@ def describe(action: int) -> str:
         return f"discard {format_card(a - DISCARD)}"
     if KNOCK <= a < DRAW_STOCK:
         return f"knock with {format_card(a - KNOCK)}"
-    names = {DRAW_STOCK: "draw from the stock", TAKE_DISCARD: "take the discard", PASS: "pass",
-             BIG_GIN: "declare big gin"}
+    names = {
+        DRAW_STOCK: "draw from the stock",
+        TAKE_DISCARD: "take the discard",
+        PASS: "pass",
+        BIG_GIN: "declare big gin",
+    }
     if a in names:
         return names[a]
     raise ValueError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}")

@@ -105,7 +105,7 @@ class _Heuristic:
 
     def _discard(self, obs, mask):
         after = deadwood_after(obs)
-        discards, knocks = mask[:, A.DISCARD:A.KNOCK], mask[:, A.KNOCK:A.DRAW_STOCK]
+        discards, knocks = mask[:, A.DISCARD : A.KNOCK], mask[:, A.KNOCK : A.DRAW_STOCK]
         score = self.scores(obs)
         best_discard = np.argmin(_discard_key(discards, after, score), 1)
         best_knock = np.argmin(_discard_key(knocks, after), 1)
@@ -143,7 +143,7 @@ class GinHunter(_Heuristic):
         melded = (after.reshape(-1, 4, 13) > (whole[:, None, None] - _VALUES.reshape(4, 13))) & hand
         same_rank = hand.sum(1, keepdims=True) - hand
         padded = np.pad(hand, ((0, 0), (0, 0), (2, 2)))
-        near = sum(padded[:, :, 2 + d:15 + d] for d in (-2, -1, 1, 2))
+        near = sum(padded[:, :, 2 + d : 15 + d] for d in (-2, -1, 1, 2))
         partners = np.minimum(same_rank + near, 2)
         return np.where(melded, 3, partners).reshape(-1, NUM_CARDS)
 
@@ -192,5 +192,7 @@ def make_baseline(spec, seed: int = 0):
         return spec
     if isinstance(spec, str) and spec in BASELINES:
         return BASELINES[spec](seed=seed)
-    raise ValueError(f"unknown agent {spec!r}: give a baseline name ({', '.join(BASELINES)}) or an object "
-                     "with act(observations, action_masks), e.g. agents.load_policy(checkpoint)")
+    raise ValueError(
+        f"unknown agent {spec!r}: give a baseline name ({', '.join(BASELINES)}) or an object "
+        "with act(observations, action_masks), e.g. agents.load_policy(checkpoint)"
+    )

@@ -12,7 +12,7 @@ Notation: a card is its rank letter then its suit letter, ``As 2s Td Kh``; ranks
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

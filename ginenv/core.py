@@ -152,25 +152,34 @@ class State:
     def done(self) -> np.ndarray:
         return self.phase == DONE
 
-    def copy(self) -> "State":
-        return dataclasses.replace(self, **{
-            f.name: getattr(self, f.name).copy() for f in dataclasses.fields(self)
-            if isinstance(getattr(self, f.name), np.ndarray)})
+    def copy(self) -> State:
+        return dataclasses.replace(
+            self,
+            **{
+                f.name: getattr(self, f.name).copy()
+                for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), np.ndarray)
+            },
+        )
 
     def arrays(self) -> dict:
         """Every array field by name, private ones included (to save a state whole)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if isinstance(getattr(self, f.name), np.ndarray)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), np.ndarray)
+        }
 
-    def with_arrays(self, arrays: dict) -> "State":
+    def with_arrays(self, arrays: dict) -> State:
         """A copy with every array field taken from ``arrays`` (``arrays()`` of a state of
         the same batch size); a missing or unknown name, or a shape that differs, is a
         ``ValueError``."""
         mine = self.arrays()
         missing, unknown = sorted(set(mine) - set(arrays)), sorted(set(arrays) - set(mine))
         if missing or unknown:
-            raise ValueError(f"state arrays do not match State's fields: missing {missing or 'none'}, "
-                             f"unknown {unknown or 'none'}")
+            raise ValueError(
+                f"state arrays do not match State's fields: missing {missing or 'none'}, unknown {unknown or 'none'}"
+            )
         out = {}
         for name, old in mine.items():
             new = np.asarray(arrays[name])
@@ -181,16 +190,21 @@ class State:
         s.legal.flags.writeable = False
         return s
 
-    def select(self, games) -> "State":
+    def select(self, games) -> State:
         """A new State of the games ``games`` (indices, repeats allowed; arrays copied)."""
         idx = np.asarray(games, np.int64)
-        return dataclasses.replace(self, **{
-            f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self)
-            if isinstance(getattr(self, f.name), np.ndarray)})
+        return dataclasses.replace(
+            self,
+            **{
+                f.name: getattr(self, f.name)[idx]
+                for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), np.ndarray)
+            },
+        )
 
     def stock(self, game: int) -> np.ndarray:
         """The stock of one game, top card first (private)."""
-        return self._deck[game, self.stock_pos[game]:].astype(np.int64)
+        return self._deck[game, self.stock_pos[game] :].astype(np.int64)
 
     def hands_of(self, players) -> np.ndarray:
         """``(B, 52)`` bool: the cards held by ``players[g]`` in each game g (an int or a
@@ -208,9 +222,17 @@ def _zeros(*shape, dtype):
     return np.zeros(shape, dtype=dtype)
 
 
-def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mode: str = "match",
-         auto_reset: bool = False, game_seeds_: np.ndarray | None = None, decks: np.ndarray | None = None,
-         dealers: np.ndarray | None = None) -> State:
+def init(
+    batch_size: int,
+    rules: Rules | str | None = None,
+    seed: int = 0,
+    *,
+    mode: str = "match",
+    auto_reset: bool = False,
+    game_seeds_: np.ndarray | None = None,
+    decks: np.ndarray | None = None,
+    dealers: np.ndarray | None = None,
+) -> State:
     """Deal B new games.
 
     ``game_seeds_`` (``(B,)`` uint64) replaces the seeds derived from ``seed``. For
@@ -232,23 +254,46 @@ def init(batch_size: int, rules: Rules | str | None = None, seed: int = 0, *, mo
         if len(seeds) != b:
             raise ValueError(f"game_seeds_ has {len(seeds)} seeds for a batch of {b}")
     state = State(
-        rules=rules, mode=mode, auto_reset=auto_reset,
-        _hands=_zeros(b, 2, NUM_CARDS, dtype=bool), _deck=_zeros(b, NUM_CARDS, dtype=np.int8),
-        stock_pos=_zeros(b, dtype=np.int8), pile=np.full((b, NUM_CARDS), -1, np.int8),
-        pile_size=_zeros(b, dtype=np.int8), pile_mask=_zeros(b, NUM_CARDS, dtype=bool), took=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        discarded=_zeros(b, 2, NUM_CARDS, dtype=bool), passed=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        taken=np.full(b, -1, np.int8), knock_card=np.full(b, -1, np.int8), phase=_zeros(b, dtype=np.int8),
-        current=_zeros(b, dtype=np.int8), dealer=_zeros(b, dtype=np.int8), turn=_zeros(b, dtype=np.int16),
-        knock_limit=_zeros(b, dtype=np.int8), _after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
-        _big_gin_ok=_zeros(b, dtype=bool), legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
-        _deadwood=_zeros(b, 2, dtype=np.int16), scores=_zeros(b, 2, dtype=np.int32),
-        hands_won=_zeros(b, 2, dtype=np.int16), hands_played=_zeros(b, dtype=np.int16),
-        dead_hands=_zeros(b, dtype=np.int16), hand_no=_zeros(b, dtype=np.int32),
-        game_no=_zeros(b, dtype=np.int32), _game_seed=seeds,
-        hand_ended=_zeros(b, dtype=bool), game_ended=_zeros(b, dtype=bool), hand_kind=np.full(b, NONE, np.int8),
-        hand_points=_zeros(b, 2, dtype=np.int32), last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        last_knocker=np.full(b, -1, np.int8), hand_turns=_zeros(b, dtype=np.int16),
-        final_scores=_zeros(b, 2, dtype=np.int32), bonus_points=_zeros(b, 2, dtype=np.int32), winner=np.full(b, -1, np.int8),
+        rules=rules,
+        mode=mode,
+        auto_reset=auto_reset,
+        _hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        _deck=_zeros(b, NUM_CARDS, dtype=np.int8),
+        stock_pos=_zeros(b, dtype=np.int8),
+        pile=np.full((b, NUM_CARDS), -1, np.int8),
+        pile_size=_zeros(b, dtype=np.int8),
+        pile_mask=_zeros(b, NUM_CARDS, dtype=bool),
+        took=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        discarded=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        passed=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        taken=np.full(b, -1, np.int8),
+        knock_card=np.full(b, -1, np.int8),
+        phase=_zeros(b, dtype=np.int8),
+        current=_zeros(b, dtype=np.int8),
+        dealer=_zeros(b, dtype=np.int8),
+        turn=_zeros(b, dtype=np.int16),
+        knock_limit=_zeros(b, dtype=np.int8),
+        _after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
+        _big_gin_ok=_zeros(b, dtype=bool),
+        legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
+        _deadwood=_zeros(b, 2, dtype=np.int16),
+        scores=_zeros(b, 2, dtype=np.int32),
+        hands_won=_zeros(b, 2, dtype=np.int16),
+        hands_played=_zeros(b, dtype=np.int16),
+        dead_hands=_zeros(b, dtype=np.int16),
+        hand_no=_zeros(b, dtype=np.int32),
+        game_no=_zeros(b, dtype=np.int32),
+        _game_seed=seeds,
+        hand_ended=_zeros(b, dtype=bool),
+        game_ended=_zeros(b, dtype=bool),
+        hand_kind=np.full(b, NONE, np.int8),
+        hand_points=_zeros(b, 2, dtype=np.int32),
+        last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
+        last_knocker=np.full(b, -1, np.int8),
+        hand_turns=_zeros(b, dtype=np.int16),
+        final_scores=_zeros(b, 2, dtype=np.int32),
+        bonus_points=_zeros(b, 2, dtype=np.int32),
+        winner=np.full(b, -1, np.int8),
     )
     _new_games(state, np.arange(b), decks, dealers)
     _update_legal(state)
@@ -279,8 +324,8 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     rows = np.arange(len(idx))[:, None]
     # Alternate dealing: the non-dealer gets deck[0], deck[2], ...; the dealer deck[1], ...
     nondealer = 1 - s.dealer[idx].astype(np.int64)
-    hands[rows, nondealer[:, None], deck[:, 0:2 * HAND_SIZE:2]] = True
-    hands[rows, 1 - nondealer[:, None], deck[:, 1:2 * HAND_SIZE:2]] = True
+    hands[rows, nondealer[:, None], deck[:, 0 : 2 * HAND_SIZE : 2]] = True
+    hands[rows, 1 - nondealer[:, None], deck[:, 1 : 2 * HAND_SIZE : 2]] = True
     s._hands[idx] = hands
     upcard = deck[:, 2 * HAND_SIZE]
     s.pile[idx] = -1
@@ -330,8 +375,8 @@ def _update_legal(s: State) -> None:
         taken = s.taken[d]
         has_taken = np.flatnonzero(taken >= 0)
         hand[has_taken, taken[has_taken]] = False  # never the card just taken
-        mask[d, A.DISCARD:A.KNOCK] = hand
-        mask[d, A.KNOCK:A.DRAW_STOCK] = hand & (s._after_discard[d] <= s.knock_limit[d, None])
+        mask[d, A.DISCARD : A.KNOCK] = hand
+        mask[d, A.KNOCK : A.DRAW_STOCK] = hand & (s._after_discard[d] <= s.knock_limit[d, None])
         mask[d, A.BIG_GIN] = s._big_gin_ok[d]
     mask.flags.writeable = False
     s.legal = mask
@@ -348,9 +393,22 @@ def refresh(s: State, games) -> None:
     _update_legal(s)
 
 
-def from_view(hand, pile, *, phase: int, taken: int = -1, opponent_took=(), opponent_discarded=(),
-              opponent_passed=(), my_discards=(), dealer: bool = False, scores=(0, 0), turn: int = 0,
-              rules: Rules | str | None = None, knock_limit: int | None = None) -> State:
+def from_view(
+    hand,
+    pile,
+    *,
+    phase: int,
+    taken: int = -1,
+    opponent_took=(),
+    opponent_discarded=(),
+    opponent_passed=(),
+    my_discards=(),
+    dealer: bool = False,
+    scores=(0, 0),
+    turn: int = 0,
+    rules: Rules | str | None = None,
+    knock_limit: int | None = None,
+) -> State:
     """A one-game state built from what a player knows, with that player as player 0 and
     on move (``phase`` OFFER, FORCED_DRAW, DRAW or DISCARD). Card arguments are card ids.
 
@@ -372,14 +430,15 @@ def from_view(hand, pile, *, phase: int, taken: int = -1, opponent_took=(), oppo
     if len(took) > HAND_SIZE:
         raise ValueError(f"the opponent holds {HAND_SIZE} cards, so at most {HAND_SIZE} it took; got {len(took)}")
     unseen = [c for c in range(NUM_CARDS) if c not in set(seen)]
-    opp_hand = took + unseen[:HAND_SIZE - len(took)]
-    stock = unseen[HAND_SIZE - len(took):]
+    opp_hand = took + unseen[: HAND_SIZE - len(took)]
+    stock = unseen[HAND_SIZE - len(took) :]
     # A draw needs more than DEAD_STOCK cards; the discard turn after drawing the
     # third-last card has exactly DEAD_STOCK left.
     least = DEAD_STOCK if phase == DISCARD else DEAD_STOCK + 1
     if len(stock) < least:
-        raise ValueError(f"the stock would hold {len(stock)} cards; in phase {PHASE_NAMES[phase]} it holds "
-                         f"at least {least}")
+        raise ValueError(
+            f"the stock would hold {len(stock)} cards; in phase {PHASE_NAMES[phase]} it holds at least {least}"
+        )
     if taken >= 0 and (phase != DISCARD or taken not in hand):
         raise ValueError("taken must be a card of the hand, and only in the discard phase")
     if rules.oklahoma and knock_limit is None:
@@ -390,14 +449,18 @@ def from_view(hand, pile, *, phase: int, taken: int = -1, opponent_took=(), oppo
     s._hands[0, 1, opp_hand] = True
     s._deck[0] = np.array(pile + hand + opp_hand + stock, np.int8)[:NUM_CARDS]
     s.stock_pos[0] = NUM_CARDS - len(stock)
-    s._deck[0, s.stock_pos[0]:] = stock
+    s._deck[0, s.stock_pos[0] :] = stock
     s.pile[0] = -1
-    s.pile[0, :len(pile)] = pile
+    s.pile[0, : len(pile)] = pile
     s.pile_size[0] = len(pile)
     s.pile_mask[0] = False
     s.pile_mask[0, pile] = True
-    for plane, cards in ((s.took[0, 1], took), (s.discarded[0, 1], opponent_discarded),
-                         (s.passed[0, 1], opponent_passed), (s.discarded[0, 0], my_discards)):
+    for plane, cards in (
+        (s.took[0, 1], took),
+        (s.discarded[0, 1], opponent_discarded),
+        (s.passed[0, 1], opponent_passed),
+        (s.discarded[0, 0], my_discards),
+    ):
         plane[:] = False
         plane[list(map(int, cards))] = True
     s.took[0, 0] = False
@@ -448,9 +511,11 @@ def _check_actions(s: State, actions) -> np.ndarray:
             extra = f" ({format_card(s.taken[i])} was just taken from the discard pile)"
         elif A.is_knock(a[i]) and s.phase[i] == DISCARD and s._hands[i, s.current[i], A.card_of(a[i])]:
             extra = f" (deadwood after it would be {s._after_discard[i, A.card_of(a[i])]}, limit {s.knock_limit[i]})"
-        raise ValueError(f"game {i}: illegal action {a[i]} ({A.describe(a[i])}) in phase "
-                         f"{PHASE_NAMES[s.phase[i]]} for player {s.current[i]}{extra}; "
-                         f"{bad.size} illegal action(s) in all, nothing was applied")
+        raise ValueError(
+            f"game {i}: illegal action {a[i]} ({A.describe(a[i])}) in phase "
+            f"{PHASE_NAMES[s.phase[i]]} for player {s.current[i]}{extra}; "
+            f"{bad.size} illegal action(s) in all, nothing was applied"
+        )
     return a
 
 
@@ -583,8 +648,9 @@ def _knock(s: State, idx, a, player, big: bool) -> None:
         card = a[idx] - A.KNOCK
         _push(s, idx, p, card)
         s.knock_card[idx] = card
-    res = score_hands(s._hands[idx, p], s._hands[idx, 1 - p], s.rules,
-                      knock_limits=s.knock_limit[idx], big_gin=np.full(idx.size, big))
+    res = score_hands(
+        s._hands[idx, p], s._hands[idx, 1 - p], s.rules, knock_limits=s.knock_limit[idx], big_gin=np.full(idx.size, big)
+    )
     kp, dp = res["knocker_points"], res["defender_points"]
     points = np.zeros((idx.size, 2), np.int64)
     rows = np.arange(idx.size)
@@ -616,8 +682,9 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
         s.game_ended[done] = True
         s.phase[done] = DONE
         if s.mode == "match":
-            final, win = match_final(s.scores[done], s.hands_won[done], s.hands_played[done],
-                                     s.dead_hands[done], s.rules)
+            final, win = match_final(
+                s.scores[done], s.hands_won[done], s.hands_played[done], s.dead_hands[done], s.rules
+            )
             s.final_scores[done] = final
             s.bonus_points[done] = final - s.scores[done]
             s.winner[done] = win

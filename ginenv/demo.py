@@ -28,11 +28,15 @@ def main(argv=None):
     print(f"knocker  {format_cards(knocker)}  (deadwood {deadwood(knocker)})")
     print(f"defender {format_cards(defender)}  (deadwood {deadwood(defender)} before lay-offs)")
     r = score_hand(knocker, defender, rules)
-    print(f"knocker shows {' | '.join(format_cards(m) for m in r.knocker_melds)}"
-          f"  deadwood [{format_cards(r.knocker_deadwood_cards)}] = {r.knocker_deadwood}")
-    print(f"defender shows {' | '.join(format_cards(m) for m in r.defender_melds) or '-'}"
-          f"  lays off [{format_cards([c for c, _ in r.layoffs])}]"
-          f"  deadwood [{format_cards(r.defender_deadwood_cards)}] = {r.defender_deadwood}")
+    print(
+        f"knocker shows {' | '.join(format_cards(m) for m in r.knocker_melds)}"
+        f"  deadwood [{format_cards(r.knocker_deadwood_cards)}] = {r.knocker_deadwood}"
+    )
+    print(
+        f"defender shows {' | '.join(format_cards(m) for m in r.defender_melds) or '-'}"
+        f"  lays off [{format_cards([c for c, _ in r.layoffs])}]"
+        f"  deadwood [{format_cards(r.defender_deadwood_cards)}] = {r.defender_deadwood}"
+    )
     print(f"{r.kind} under {args.rules}: knocker {r.knocker_points}, defender {r.defender_points}")
 
 

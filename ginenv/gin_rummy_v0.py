@@ -8,7 +8,7 @@ Environment card
 | import | ``from ginenv import gin_rummy_v0`` (or ``ginenv.env()`` / ``ginenv.raw_env()``) |
 | agents | ``player_0``, ``player_1`` |
 | action space | ``Discrete(108)`` |
-| observation space | ``Dict(observation=Box(487,) float32, action_mask=Box(108,) int8)`` (539 with ``perfect_information``) |
+| observation space | ``Dict(observation=Box(487,) float32, action_mask=Box(108,) int8)`` (539 if perfect info) |
 | rewards | zero-sum; see below |
 | rules | ``rules=`` a preset name or a ``ginenv.Rules`` (default ``standard``) |
 
@@ -66,12 +66,17 @@ def env(**kwargs):
 
 
 class raw_env(AECEnv):
-    metadata = {"name": "gin_rummy_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False,
-                "render_fps": 1}
+    metadata = {"name": "gin_rummy_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
 
-    def __init__(self, rules: Rules | str | None = None, mode: str = "hand", reward_scale: float = 0.01,
-                 render_mode: str | None = None, perfect_information: bool = False,
-                 match_win_reward: float = 0.0):
+    def __init__(
+        self,
+        rules: Rules | str | None = None,
+        mode: str = "hand",
+        reward_scale: float = 0.01,
+        render_mode: str | None = None,
+        perfect_information: bool = False,
+        match_win_reward: float = 0.0,
+    ):
         super().__init__()
         self.rules = resolve(rules)
         if mode not in core.MODES:
@@ -83,10 +88,12 @@ class raw_env(AECEnv):
         self.possible_agents = ["player_0", "player_1"]
         self.agents = list(self.possible_agents)
         size = obs_size(perfect_information)
-        obs_space = gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Box(0.0, np.inf, (size,), np.float32),
-            "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-        })
+        obs_space = gymnasium.spaces.Dict(
+            {
+                "observation": gymnasium.spaces.Box(0.0, np.inf, (size,), np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._seed, self._episode, self._state = None, 0, None
@@ -135,8 +142,10 @@ class raw_env(AECEnv):
         if not (0 <= int(action) < NUM_ACTIONS and mask[int(action)]):
             legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
             what = describe(action) if 0 <= int(action) < NUM_ACTIONS else "out of range"
-            raise ValueError(f"{agent}: illegal action {int(action)} ({what}) in phase "
-                             f"{core.PHASE_NAMES[s.phase[0]]}; legal: {legal}")
+            raise ValueError(
+                f"{agent}: illegal action {int(action)} ({what}) in phase "
+                f"{core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
+            )
         self._cumulative_rewards[agent] = 0.0
         core.step(s, np.array([int(action)]))
         r = core.rewards(s, self.reward_scale, self.match_win_reward)[0] if s.hand_ended[0] else (0.0, 0.0)
@@ -146,9 +155,11 @@ class raw_env(AECEnv):
             for a in self.agents:
                 self.truncations[a] = truncated
                 self.terminations[a] = not truncated
-                self.infos[a] = {"hand_kind": core.HAND_KIND_NAMES[s.hand_kind[0]],
-                                 "hand_points": s.hand_points[0].tolist(),
-                                 "final_scores": s.final_scores[0].tolist()}
+                self.infos[a] = {
+                    "hand_kind": core.HAND_KIND_NAMES[s.hand_kind[0]],
+                    "hand_points": s.hand_points[0].tolist(),
+                    "final_scores": s.final_scores[0].tolist(),
+                }
         else:
             self.agent_selection = self.possible_agents[int(s.current[0])]
         self._accumulate_rewards()

@@ -40,17 +40,50 @@ from ginenv.cards import NUM_CARDS
 
 OBS_VERSION = 1
 #: The 52-card planes, in order: plane k is ``obs[..., k * 52:(k + 1) * 52]``.
-PLANE_NAMES = ("own_hand", "top_discard", "rest_of_pile", "opponent_took", "opponent_discarded",
-               "unseen", "may_not_discard", "deadwood_after_discard", "own_discards")
+PLANE_NAMES = (
+    "own_hand",
+    "top_discard",
+    "rest_of_pile",
+    "opponent_took",
+    "opponent_discarded",
+    "unseen",
+    "may_not_discard",
+    "deadwood_after_discard",
+    "own_discards",
+)
 #: The scalars after the planes, in order. ``SCALAR_SCALES`` gives the divisor of each
 #: scaled one (``decode`` multiplies it back); the scores are over the rules' target,
 #: the turn over ``max_turns``, the rest 0/1.
-SCALAR_NAMES = ("phase_offer", "phase_forced_draw", "phase_draw", "phase_discard", "phase_done",
-                "stock_size", "is_dealer", "own_deadwood", "own_score", "opponent_score", "target",
-                "knock_limit", "gin_bonus", "undercut_bonus", "big_gin_allowed", "big_gin_now",
-                "turn", "on_move", "take_best_deadwood")
-SCALAR_SCALES = {"stock_size": 31.0, "own_deadwood": 100.0, "target": 100.0, "knock_limit": 10.0,
-                 "gin_bonus": 100.0, "undercut_bonus": 100.0, "take_best_deadwood": 100.0}
+SCALAR_NAMES = (
+    "phase_offer",
+    "phase_forced_draw",
+    "phase_draw",
+    "phase_discard",
+    "phase_done",
+    "stock_size",
+    "is_dealer",
+    "own_deadwood",
+    "own_score",
+    "opponent_score",
+    "target",
+    "knock_limit",
+    "gin_bonus",
+    "undercut_bonus",
+    "big_gin_allowed",
+    "big_gin_now",
+    "turn",
+    "on_move",
+    "take_best_deadwood",
+)
+SCALAR_SCALES = {
+    "stock_size": 31.0,
+    "own_deadwood": 100.0,
+    "target": 100.0,
+    "knock_limit": 10.0,
+    "gin_bonus": 100.0,
+    "undercut_bonus": 100.0,
+    "take_best_deadwood": 100.0,
+}
 PLANE = {name: k for k, name in enumerate(PLANE_NAMES)}
 NUM_PLANES = len(PLANE_NAMES)  # 9
 SCALARS_START = NUM_PLANES * NUM_CARDS  # 468
@@ -67,7 +100,7 @@ _DEADWOOD = slice(PLANE["deadwood_after_discard"] * NUM_CARDS, (PLANE["deadwood_
 def plane(obs: np.ndarray, name: str) -> np.ndarray:
     """``(B, 52)``: the plane ``name`` of a batch of observations (a view)."""
     k = PLANE[name]
-    return obs[..., k * NUM_CARDS:(k + 1) * NUM_CARDS]
+    return obs[..., k * NUM_CARDS : (k + 1) * NUM_CARDS]
 
 
 def scalar(obs: np.ndarray, name: str) -> np.ndarray:
@@ -137,7 +170,7 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     planes[:, PLANE["own_discards"]] = s.discarded[rows, me]
     if perfect_information:
         planes[:, NUM_PLANES] = s._hands[rows, opp]
-    out[:, :n_planes * NUM_CARDS] = planes.reshape(b, -1)
+    out[:, : n_planes * NUM_CARDS] = planes.reshape(b, -1)
     d = np.flatnonzero(mine_to_move)
     after = s._after_discard[d]
     out[d, _DEADWOOD] = np.where(after < melds.NOT_IN_HAND, after, 0) * np.float32(1 / DEADWOOD_SCALE)
@@ -151,8 +184,8 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
         look[np.arange(w.size), top[w]] = melds.NOT_IN_HAND  # a card taken stays this turn
         out[w, _DEADWOOD] = np.where(look < melds.NOT_IN_HAND, look, 0) * np.float32(1 / DEADWOOD_SCALE)
         take_best[w] = look.min(1) / SCALAR_SCALES["take_best_deadwood"]
-    x = out[:, n_planes * NUM_CARDS:]  # the scalars, in SCALAR_NAMES order
-    x[:, _COL["phase_offer"]:_COL["phase_done"] + 1] = 0.0
+    x = out[:, n_planes * NUM_CARDS :]  # the scalars, in SCALAR_NAMES order
+    x[:, _COL["phase_offer"] : _COL["phase_done"] + 1] = 0.0
     x[rows, _COL["phase_offer"] + s.phase] = 1.0
     rules = s.rules
     own_dead = s._deadwood[rows, me].astype(np.float32)
@@ -173,4 +206,3 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     x[:, _COL["on_move"]] = (s.current == me) & (s.phase != core.DONE)
     x[:, _COL["take_best_deadwood"]] = take_best
     return out
-

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
-
 from ginenv import core
 from ginenv.cards import format_cards
 from ginenv.melds import best_melds
@@ -41,11 +39,12 @@ def render_text(s: core.State, game: int = 0, viewer: int | None = None, symbols
     g = game
     lines = []
     phase = core.PHASE_NAMES[s.phase[g]]
-    lines.append(f"hand {s.hand_no[g]}  dealer player_{s.dealer[g]}  scores {s.scores[g, 0]}-{s.scores[g, 1]}"
-                 f" (target {s.rules.target})  stock {s.stock_size[g]}  phase {phase}")
+    lines.append(
+        f"hand {s.hand_no[g]}  dealer player_{s.dealer[g]}  scores {s.scores[g, 0]}-{s.scores[g, 1]}"
+        f" (target {s.rules.target})  stock {s.stock_size[g]}  phase {phase}"
+    )
     top = s.pile[g, s.pile_size[g] - 1] if s.pile_size[g] else -1
-    lines.append(f"discard pile top: {format_cards([top], symbols) if top >= 0 else '-'}"
-                 f"  ({s.pile_size[g]} cards)")
+    lines.append(f"discard pile top: {format_cards([top], symbols) if top >= 0 else '-'}  ({s.pile_size[g]} cards)")
     over = s.hand_ended[g] or s.phase[g] == core.DONE
     hands = s.last_hands[g] if over and s.hand_kind[g] >= 0 else s._hands[g]
     for p in (0, 1):
@@ -62,9 +61,13 @@ def render_text(s: core.State, game: int = 0, viewer: int | None = None, symbols
         if k >= 0 and kind in ("knock", "undercut", "tie"):
             r = score_hand(hands[k], hands[1 - k], s.rules, knock_limit=int(s.knock_limit[g]))
             laid = [c for c, _ in r.layoffs]
-            lines.append(f"player_{k} knocked with {r.knocker_deadwood}; player_{1 - k} laid off "
-                         f"{format_cards(laid, symbols) if laid else 'nothing'} and kept {r.defender_deadwood}")
+            lines.append(
+                f"player_{k} knocked with {r.knocker_deadwood}; player_{1 - k} laid off "
+                f"{format_cards(laid, symbols) if laid else 'nothing'} and kept {r.defender_deadwood}"
+            )
         if s.game_ended[g] and s.mode == "match":
-            lines.append(f"match over: final {s.final_scores[g, 0]}-{s.final_scores[g, 1]}, "
-                         f"winner {('player_' + str(s.winner[g])) if s.winner[g] >= 0 else 'none (draw)'}")
+            lines.append(
+                f"match over: final {s.final_scores[g, 0]}-{s.final_scores[g, 1]}, "
+                f"winner {('player_' + str(s.winner[g])) if s.winner[g] >= 0 else 'none (draw)'}"
+            )
     return "\n".join(lines)

@@ -90,13 +90,13 @@ class Rules:
                 raise ValueError(f"rule {name} must be one of {', '.join(choices)}; got {getattr(self, name)!r}")
 
     @classmethod
-    def preset(cls, name: str = "standard", **overrides) -> "Rules":
+    def preset(cls, name: str = "standard", **overrides) -> Rules:
         """The named preset, with any fields overridden."""
         if name not in PRESETS:
             raise ValueError(f"unknown rules preset {name!r}; valid presets: {', '.join(PRESETS)}")
         return PRESETS[name].replace(**overrides)
 
-    def replace(self, **overrides) -> "Rules":
+    def replace(self, **overrides) -> Rules:
         """A copy with the given fields changed; unknown fields raise ``ValueError``."""
         valid = [f.name for f in dataclasses.fields(self)]
         unknown = sorted(set(overrides) - set(valid))
@@ -108,11 +108,11 @@ class Rules:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Rules":
+    def from_dict(cls, data: dict) -> Rules:
         return cls().replace(**data)
 
 
-def resolve(rules: "Rules | str | None") -> Rules:
+def resolve(rules: Rules | str | None) -> Rules:
     """A ``Rules``, a preset name, or None (``standard``) -> ``Rules``."""
     if rules is None:
         return PRESETS["standard"]
@@ -124,8 +124,13 @@ def resolve(rules: "Rules | str | None") -> Rules:
 
 
 _PAGAT = Rules(
-    gin_bonus=20, big_gin=False, undercut_bonus=10, line_bonus=20,
-    shutout="loser_scoreless", shutout_bonus=100, next_dealer="winner",
+    gin_bonus=20,
+    big_gin=False,
+    undercut_bonus=10,
+    line_bonus=20,
+    shutout="loser_scoreless",
+    shutout_bonus=100,
+    next_dealer="winner",
 )
 
 #: The presets, one per source text (see RULES.md), plus Oklahoma gin on pagat's rules.
@@ -134,7 +139,10 @@ PRESETS: dict[str, Rules] = {
     "pagat": _PAGAT,
     "casual": Rules(big_gin=False, game_bonus=0, line_bonus=0, shutout="none", next_dealer="loser"),
     "wikihow": Rules(
-        big_gin=False, knock_tie="knocker_zero", shutout="loser_won_no_hand", shutout_bonus=100,
+        big_gin=False,
+        knock_tie="knocker_zero",
+        shutout="loser_won_no_hand",
+        shutout_bonus=100,
         next_dealer="loser",
     ),
     "oklahoma": dataclasses.replace(_PAGAT, oklahoma=True),

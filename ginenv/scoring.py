@@ -111,8 +111,12 @@ def _knock_candidates(kmasks, dmasks, limits):
     key = d_dead.astype(np.int64) << 32 | np.arange(p_arr.size)
     best = np.minimum.reduceat(key, p_starts) & 0xFFFFFFFF
     return {
-        "hand": hand, "K": left.astype(np.int64), "D": d_dead[best].astype(np.int64),
-        "run": runs, "set_cards": set_cards, "d_sets": dmasks[hand] & ~dopt[d_index[best]],
+        "hand": hand,
+        "K": left.astype(np.int64),
+        "D": d_dead[best].astype(np.int64),
+        "run": runs,
+        "set_cards": set_cards,
+        "d_sets": dmasks[hand] & ~dopt[d_index[best]],
         "laid": laid[best],
     }
 
@@ -143,8 +147,11 @@ def score_hands(knocker_hands, defender_hands, rules: Rules, knock_limits=None, 
     if kh.shape != dh.shape:
         raise ValueError(f"knocker and defender hands differ in shape: {kh.shape} vs {dh.shape}")
     n = len(kh)
-    limits = np.full(n, rules.knock_limit, np.int64) if knock_limits is None else np.broadcast_to(
-        np.asarray(knock_limits, np.int64), (n,))
+    limits = (
+        np.full(n, rules.knock_limit, np.int64)
+        if knock_limits is None
+        else np.broadcast_to(np.asarray(knock_limits, np.int64), (n,))
+    )
     big = np.zeros(n, bool) if big_gin is None else np.broadcast_to(np.asarray(big_gin, bool), (n,))
     if (kh & dh).any():
         raise ValueError("the knocker and the defender hold a card in common")
@@ -155,8 +162,9 @@ def score_hands(knocker_hands, defender_hands, rules: Rules, knock_limits=None, 
     bad = np.flatnonzero((size != expected) | (dh.sum(1) != 10))
     if bad.size:
         i = bad[0]
-        raise ValueError(f"hand {i}: the knocker must hold {expected[i]} cards and the defender 10; "
-                         f"got {size[i]} and {dh[i].sum()}")
+        raise ValueError(
+            f"hand {i}: the knocker must hold {expected[i]} cards and the defender 10; got {size[i]} and {dh[i].sum()}"
+        )
     if big.any() and not rules.big_gin:
         raise ValueError("big gin is not allowed under these rules")
     illegal = np.flatnonzero(np.where(big, k_dead != 0, k_dead > limits))
@@ -169,8 +177,10 @@ def score_hands(knocker_hands, defender_hands, rules: Rules, knock_limits=None, 
     gin = k_dead == 0
     bonus = np.where(big, rules.big_gin_bonus, rules.gin_bonus)
     out = {
-        "kind": np.where(big, BIG_GIN, GIN), "knocker_deadwood": np.zeros(n, np.int64),
-        "defender_deadwood": d_own.copy(), "knocker_points": d_own + bonus,
+        "kind": np.where(big, BIG_GIN, GIN),
+        "knocker_deadwood": np.zeros(n, np.int64),
+        "defender_deadwood": d_own.copy(),
+        "knocker_points": d_own + bonus,
         "defender_points": np.zeros(n, np.int64),
     }
     knocks = np.flatnonzero(~gin)
@@ -236,8 +246,9 @@ def _sets_of(mask_row):
     return [ids[ids % NUM_RANKS == r] for r in np.unique(ids % NUM_RANKS)]
 
 
-def score_hand(knocker_hand, defender_hand, rules: Rules | None = None, big_gin: bool = False,
-               knock_limit: int | None = None) -> HandResult:
+def score_hand(
+    knocker_hand, defender_hand, rules: Rules | None = None, big_gin: bool = False, knock_limit: int | None = None
+) -> HandResult:
     """Score one ended hand (boolean ``(52,)`` hands or card-id arrays), with the melds."""
     from ginenv.cards import to_hand
 
@@ -270,18 +281,27 @@ def score_hand(knocker_hand, defender_hand, rules: Rules | None = None, big_gin:
             mine = run[dh[run]]
             if k_run_cards[run].any():
                 for card in mine:
-                    meld = next(j for j, m in enumerate(k_melds) if np.isin(m, run).all() and len(m) >= 3
-                                and (m // NUM_RANKS == card // NUM_RANKS).all())
+                    meld = next(
+                        j
+                        for j, m in enumerate(k_melds)
+                        if np.isin(m, run).all() and len(m) >= 3 and (m // NUM_RANKS == card // NUM_RANKS).all()
+                    )
                     layoffs.append((int(card), meld))
             else:
                 d_melds.append(run)
             used[mine] = True
         d_dead = np.flatnonzero(dh & ~used)
     return HandResult(
-        kind=kind, knocker_deadwood=int(res["knocker_deadwood"][0]),
-        defender_deadwood=int(res["defender_deadwood"][0]), knocker_points=int(res["knocker_points"][0]),
-        defender_points=int(res["defender_points"][0]), knocker_melds=k_melds, knocker_deadwood_cards=k_dead,
-        defender_melds=d_melds, defender_deadwood_cards=d_dead, layoffs=layoffs,
+        kind=kind,
+        knocker_deadwood=int(res["knocker_deadwood"][0]),
+        defender_deadwood=int(res["defender_deadwood"][0]),
+        knocker_points=int(res["knocker_points"][0]),
+        defender_points=int(res["defender_points"][0]),
+        knocker_melds=k_melds,
+        knocker_deadwood_cards=k_dead,
+        defender_melds=d_melds,
+        defender_deadwood_cards=d_dead,
+        layoffs=layoffs,
     )
 
 

@@ -28,9 +28,19 @@ from ginenv.rules import resolve
 class SingleAgentEnv(gymnasium.Env):
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
-    def __init__(self, opponent="random", rules=None, mode: str = "hand", learner_seat="alternate",
-                 reward_scale: float = 0.01, match_win_reward: float = 0.0, render_mode=None,
-                 perfect_information: bool = False, illegal_action: str = "penalize", illegal_reward: float = -1.0):
+    def __init__(
+        self,
+        opponent="random",
+        rules=None,
+        mode: str = "hand",
+        learner_seat="alternate",
+        reward_scale: float = 0.01,
+        match_win_reward: float = 0.0,
+        render_mode=None,
+        perfect_information: bool = False,
+        illegal_action: str = "penalize",
+        illegal_reward: float = -1.0,
+    ):
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise'; got {illegal_action!r}")
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
@@ -94,7 +104,9 @@ class SingleAgentEnv(gymnasium.Env):
             info = {"action_mask": np.zeros(NUM_ACTIONS, bool), "seat": self.seat, "illegal_action": message}
             return self._obs(), self.illegal_reward, True, False, info
         core.step(s, np.array([a]))
-        reward = float(core.rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat]) if s.hand_ended[0] else 0.0
+        reward = (
+            float(core.rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat]) if s.hand_ended[0] else 0.0
+        )
         reward += self._opponent_moves()
         done = bool(s.done[0])
         truncated = done and self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED

@@ -45,8 +45,16 @@ class VectorEnv:
     ``step`` overwrites: copy ``obs`` to keep it (a rollout buffer does anyway).
     """
 
-    def __init__(self, num_envs: int, rules: Rules | str | None = None, seed: int = 0, mode: str = "hand",
-                 reward_scale: float = 0.01, perfect_information: bool = False, match_win_reward: float = 0.0):
+    def __init__(
+        self,
+        num_envs: int,
+        rules: Rules | str | None = None,
+        seed: int = 0,
+        mode: str = "hand",
+        reward_scale: float = 0.01,
+        perfect_information: bool = False,
+        match_win_reward: float = 0.0,
+    ):
         self.num_envs, self.rules, self.seed = int(num_envs), resolve(rules), int(seed)
         self.mode, self.reward_scale, self.match_win_reward = mode, float(reward_scale), float(match_win_reward)
         self.perfect_information = perfect_information
@@ -72,8 +80,15 @@ class VectorEnv:
         ended = s.game_ended.copy()
         truncated = ended & (s.hand_kind == core.TRUNCATED) & (self.mode == "hand")
         return VectorStep(
-            obs=observe(s, s.current, self.perfect_information, out=self._obs), action_mask=core.legal_action_mask(s), player=s.current.copy(),
-            rewards=rewards, terminated=ended & ~truncated, truncated=truncated,
-            hand_ended=s.hand_ended.copy(), hand_kind=s.hand_kind.copy(), hand_points=s.hand_points.copy(),
-            final_scores=s.final_scores.copy(), winner=s.winner.copy(),
+            obs=observe(s, s.current, self.perfect_information, out=self._obs),
+            action_mask=core.legal_action_mask(s),
+            player=s.current.copy(),
+            rewards=rewards,
+            terminated=ended & ~truncated,
+            truncated=truncated,
+            hand_ended=s.hand_ended.copy(),
+            hand_kind=s.hand_kind.copy(),
+            hand_points=s.hand_points.copy(),
+            final_scores=s.final_scores.copy(),
+            winner=s.winner.copy(),
         )

@@ -28,9 +28,22 @@ def _cards(x):
     return [int(c) for c in x]
 
 
-def position(hand, pile, *, phase: str = "draw", taken=None, opponent_took=(), opponent_discarded=(),
-             opponent_passed=(), my_discards=(), dealer: bool = False, scores=(0, 0), turn: int = 0,
-             rules=None, knock_limit: int | None = None) -> core.State:
+def position(
+    hand,
+    pile,
+    *,
+    phase: str = "draw",
+    taken=None,
+    opponent_took=(),
+    opponent_discarded=(),
+    opponent_passed=(),
+    my_discards=(),
+    dealer: bool = False,
+    scores=(0, 0),
+    turn: int = 0,
+    rules=None,
+    knock_limit: int | None = None,
+) -> core.State:
     """The position of a player (as player 0, on move). Cards are card ids or text.
 
     ``hand``: 10 cards (11 in the discard phase); ``pile``: the discard pile, bottom
@@ -43,10 +56,21 @@ def position(hand, pile, *, phase: str = "draw", taken=None, opponent_took=(), o
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
     taken_id = -1 if taken is None else _cards([taken] if not isinstance(taken, str) else taken)[0]
-    return core.from_view(_cards(hand), _cards(pile), phase=PHASES[phase], taken=taken_id,
-                          opponent_took=_cards(opponent_took), opponent_discarded=_cards(opponent_discarded),
-                          opponent_passed=_cards(opponent_passed), my_discards=_cards(my_discards),
-                          dealer=dealer, scores=scores, turn=turn, rules=rules, knock_limit=knock_limit)
+    return core.from_view(
+        _cards(hand),
+        _cards(pile),
+        phase=PHASES[phase],
+        taken=taken_id,
+        opponent_took=_cards(opponent_took),
+        opponent_discarded=_cards(opponent_discarded),
+        opponent_passed=_cards(opponent_passed),
+        my_discards=_cards(my_discards),
+        dealer=dealer,
+        scores=scores,
+        turn=turn,
+        rules=rules,
+        knock_limit=knock_limit,
+    )
 
 
 def observe_position(state: core.State):

@@ -7,8 +7,8 @@ the fast batched code in ``ginenv`` is compared against this.
 
 from __future__ import annotations
 
+from functools import cache
 from itertools import combinations
-from functools import lru_cache
 
 VALUES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10]
 
@@ -49,7 +49,7 @@ def arrangements(cards):
     yield from rec(0, frozenset(), [])
 
 
-@lru_cache(maxsize=None)
+@cache
 def _deadwood(cards: frozenset) -> int:
     return min(sum(value(c) for c in cards - frozenset().union(*a)) for a in arrangements(cards))
 
@@ -83,11 +83,11 @@ def layable(cards, knocker_melds) -> bool:
             s, r = c // 13, c % 13
             rest = left - {c}
             for i, (rank, size) in enumerate(sets):
-                if rank == r and size == 3 and search(rest, runs, sets[:i] + [(rank, 4)] + sets[i + 1:]):
+                if rank == r and size == 3 and search(rest, runs, sets[:i] + [(rank, 4)] + sets[i + 1 :]):
                     return True
             for i, (suit, lo, hi) in enumerate(runs):
                 if suit == s and r in (lo - 1, hi + 1):
-                    grown = runs[:i] + [(suit, min(lo, r), max(hi, r))] + runs[i + 1:]
+                    grown = runs[:i] + [(suit, min(lo, r), max(hi, r))] + runs[i + 1 :]
                     if search(rest, grown, sets):
                         return True
         return False

@@ -60,8 +60,9 @@ class Game:
         self.stock = cards[21:]
         self.phase, self.current, self.turn, self.taken = "offer", nd, 0, None
         value = R.value(self.upcard)
-        self.limit = (0 if value == 1 else min(value, self.rules.knock_limit)) if self.rules.oklahoma \
-            else self.rules.knock_limit
+        self.limit = (
+            (0 if value == 1 else min(value, self.rules.knock_limit)) if self.rules.oklahoma else self.rules.knock_limit
+        )
 
     def after_discard(self):
         return R.deadwood_after_discard(self.hands[self.current])
@@ -112,8 +113,9 @@ class Game:
             if not big:
                 self.hands[p].remove(a - KNOCK)
                 self.pile.append(a - KNOCK)
-            kind, _, _, kp, dp = R.score(self.hands[p], self.hands[1 - p], self.rules, big_gin=big,
-                                         knock_limit=self.limit)
+            kind, _, _, kp, dp = R.score(
+                self.hands[p], self.hands[1 - p], self.rules, big_gin=big, knock_limit=self.limit
+            )
             points = [0, 0]
             points[p], points[1 - p] = kp, dp
             self.end_hand(points, kind)

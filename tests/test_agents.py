@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from test_env import reshuffle_hidden
 
 from agents import BASELINES, make_agent
 from agents.evaluate import bradley_terry, main, play, wilson
@@ -11,7 +12,6 @@ from ginenv import VectorEnv, core
 from ginenv import actions as A
 from ginenv.observation import observe
 from ginenv.rules import Rules
-from test_env import reshuffle_hidden
 
 
 def self_play(agent, steps=400, n=64, seed=0, check=None):
@@ -33,9 +33,10 @@ def test_baselines_never_pick_an_illegal_action(name):
 
 def test_knock_early_knocks_whenever_it_legally_can():
     def check(state, obs, mask, acts):
-        can = mask[:, A.KNOCK:A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
+        can = mask[:, A.KNOCK : A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
         assert A.is_knock(acts[can]).all()
         assert (acts[mask[:, A.BIG_GIN]] == A.BIG_GIN).all()
+
     self_play(make_agent("knock_early"), check=check)
 
 
@@ -45,6 +46,7 @@ def test_gin_hunter_knocks_only_at_gin_until_the_endgame():
         for i in knocked:
             after = state._after_discard[i, A.card_of(acts[i])]
             assert after == 0 or state.stock_size[i] <= 6
+
     self_play(make_agent("gin_hunter"), check=check)
 
 
@@ -52,16 +54,18 @@ def test_patient_knocks_early_in_the_hand_then_only_at_gin_until_the_endgame():
     seen = {"early": 0, "gin": 0, "endgame": 0}
 
     def check(state, obs, mask, acts):
-        can = mask[:, A.KNOCK:A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
+        can = mask[:, A.KNOCK : A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
         stock = state.stock_size
-        gin = np.array([state._after_discard[i, mask[i, A.KNOCK:A.DRAW_STOCK]].min(initial=99) == 0
-                        for i in range(len(acts))])
+        gin = np.array(
+            [state._after_discard[i, mask[i, A.KNOCK : A.DRAW_STOCK]].min(initial=99) == 0 for i in range(len(acts))]
+        )
         must = can & ((stock >= 25) | (stock <= 4) | gin)
         assert A.is_knock(acts[must]).all()
         assert not A.is_knock(acts[can & ~must]).any()
         seen["early"] += int((can & (stock >= 25)).sum())
         seen["gin"] += int((can & gin & (stock < 25) & (stock > 4)).sum())
         seen["endgame"] += int((can & (stock <= 4)).sum())
+
     self_play(make_agent("patient"), check=check)
     assert min(seen.values()) > 0, seen  # every branch of the rule was exercised
 
@@ -73,7 +77,7 @@ def test_baselines_act_the_same_batched_and_one_by_one(name):
     obs, mask, _ = env.reset()
     for _ in range(60):
         batched = agent.act(obs, mask)
-        single = np.array([agent.act(obs[i:i + 1], mask[i:i + 1])[0] for i in range(len(obs))])
+        single = np.array([agent.act(obs[i : i + 1], mask[i : i + 1])[0] for i in range(len(obs))])
         assert (batched == single).all()
         out = env.step(batched)
         obs, mask = out.obs, out.action_mask
@@ -149,10 +153,12 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["results"][0]["games"] == 20 and data["results"][0]["wins_a"] == 20
     assert "matches won" in capsys.readouterr().out
-    for bad, message in ((["nobody", "random"], "knock_early, gin_hunter, random, patient"),
-                         (["random", str(tmp_path / "missing")], "no checkpoint at"),
-                         (["random", "knock_early", "--matches", "0"], "at least 1"),
-                         (["random", "knock_early", "--rules", "vegas"], "valid presets")):
+    for bad, message in (
+        (["nobody", "random"], "knock_early, gin_hunter, random, patient"),
+        (["random", str(tmp_path / "missing")], "no checkpoint at"),
+        (["random", "knock_early", "--matches", "0"], "at least 1"),
+        (["random", "knock_early", "--rules", "vegas"], "valid presets"),
+    ):
         with pytest.raises(SystemExit):
             main(bad)
         assert message in capsys.readouterr().err

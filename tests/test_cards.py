@@ -1,8 +1,17 @@
 import numpy as np
 import pytest
 
-from ginenv.cards import (CARD_VALUES, format_card, format_cards, from_hand, hand_value, parse_cards,
-                          rank_of, suit_of, to_hand)
+from ginenv.cards import (
+    CARD_VALUES,
+    format_card,
+    format_cards,
+    from_hand,
+    hand_value,
+    parse_cards,
+    rank_of,
+    suit_of,
+    to_hand,
+)
 
 
 def test_card_id_is_suit_times_13_plus_rank():

@@ -3,8 +3,8 @@ runs, and scripted stories for each rule."""
 
 import numpy as np
 import pytest
-
 import reference_engine as RE
+
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import parse_cards
@@ -22,8 +22,8 @@ def greedy_actions(state, mask, rng):
     """Knock when it can (lowest card id); otherwise discard the card leaving the least
     deadwood (lowest id on ties); draw from the stock 70% of the time."""
     out = random_actions(mask, rng)
-    knock = mask[:, A.KNOCK:A.DRAW_STOCK]
-    after = np.where(mask[:, A.DISCARD:A.KNOCK], state._after_discard.astype(np.int64), 999)
+    knock = mask[:, A.KNOCK : A.DRAW_STOCK]
+    after = np.where(mask[:, A.DISCARD : A.KNOCK], state._after_discard.astype(np.int64), 999)
     discard_phase = state.phase == DISCARD
     out = np.where(discard_phase, A.DISCARD + after.argmin(1), out)
     out = np.where(discard_phase & knock.any(1), A.KNOCK + knock.argmax(1), out)
@@ -70,7 +70,7 @@ def play_both(rules, seed, n_games, mode, policy, max_steps=400):
             assert g.done == bool(state.done[i])
             assert sorted(g.hands[0]) == state.hand(i, 0).tolist()
             assert sorted(g.hands[1]) == state.hand(i, 1).tolist()
-            assert g.pile == state.pile[i, :state.pile_size[i]].tolist()
+            assert g.pile == state.pile[i, : state.pile_size[i]].tolist()
             assert g.scores == state.scores[i].tolist()
     assert state.done.all(), "games did not finish"
     for i, g in enumerate(games):
@@ -131,8 +131,12 @@ def check_invariants(state):
     for i in range(b):
         if state.done[i]:
             continue
-        cards = (state.hand(i, 0).tolist() + state.hand(i, 1).tolist()
-                 + state.pile[i, :state.pile_size[i]].tolist() + state.stock(i).tolist())
+        cards = (
+            state.hand(i, 0).tolist()
+            + state.hand(i, 1).tolist()
+            + state.pile[i, : state.pile_size[i]].tolist()
+            + state.stock(i).tolist()
+        )
         assert sorted(cards) == list(range(52)), i  # each card in exactly one place
     sizes = state._hands.sum(2)
     mover = sizes[np.arange(b), state.current]
@@ -310,8 +314,9 @@ def test_turn_cap_truncates_the_hand_without_score():
     assert s.done[0] and s.hand_kind[0] == TRUNCATED and s.hand_points[0].tolist() == [0, 0]
 
 
-@pytest.mark.parametrize("preset, expected", [("standard", "alternate"), ("pagat", "winner"),
-                                              ("casual", "loser"), ("wikihow", "loser")])
+@pytest.mark.parametrize(
+    "preset, expected", [("standard", "alternate"), ("pagat", "winner"), ("casual", "loser"), ("wikihow", "loser")]
+)
 def test_each_presets_dealer_rule(preset, expected):
     rules = Rules.preset(preset)
     state = core.init(64, rules, seed=3, mode="match")

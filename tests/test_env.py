@@ -35,8 +35,8 @@ def reshuffle_hidden(state, viewer, rng):
         stock = s.stock(g)
         pool = rng.permutation(np.concatenate([hidden_opp, stock]))
         s._hands[g, opp, hidden_opp] = False
-        s._hands[g, opp, pool[:hidden_opp.size]] = True
-        s._deck[g, s.stock_pos[g]:] = pool[hidden_opp.size:]
+        s._hands[g, opp, pool[: hidden_opp.size]] = True
+        s._deck[g, s.stock_pos[g] :] = pool[hidden_opp.size :]
     return s
 
 
@@ -59,12 +59,12 @@ def test_perfect_information_adds_the_opponents_hand_only_when_asked():
     state = core.init(4, "standard", seed=1)
     plain, full = observe(state, 0), observe(state, 0, perfect_information=True)
     assert plain.shape == (4, OBS_SIZE) and full.shape == (4, PERFECT_OBS_SIZE)
-    opp_plane = full[:, NUM_PLANES * N:(NUM_PLANES + 1) * N]
+    opp_plane = full[:, NUM_PLANES * N : (NUM_PLANES + 1) * N]
     assert (opp_plane == state._hands[:, 1]).all()
 
 
 def plane(obs, k):
-    return obs[..., k * N:(k + 1) * N]
+    return obs[..., k * N : (k + 1) * N]
 
 
 def test_every_card_is_accounted_for_in_a_players_view_including_the_knock_card():
@@ -96,7 +96,7 @@ def test_pettingzoo_api_seed_and_render_tests_pass():
 # --------------------------------------------------- the five bugs of gin_rummy_v4
 def simple_move(mask):
     """Knock if possible, else draw from the stock, else pass, else the first discard."""
-    knocks = np.flatnonzero(mask[A.KNOCK:A.DRAW_STOCK])
+    knocks = np.flatnonzero(mask[A.KNOCK : A.DRAW_STOCK])
     if knocks.size:
         return int(A.KNOCK + knocks[0])
     for a in (A.DRAW_STOCK, A.PASS):
@@ -139,8 +139,12 @@ def test_v4_bug_observe_of_the_player_not_on_move_shows_its_own_hand():
 
 
 def test_v4_bug_no_knock_with_the_card_just_picked_up():
-    s = core.init(1, "standard", decks=_deck("As 2s 3s 7h 7d 7c Jd Qd Kd 9c", "2h 4h 6h 8c Tc 3d 5d 9s Js Ks", "2c"),
-                  dealers=np.array([0]))
+    s = core.init(
+        1,
+        "standard",
+        decks=_deck("As 2s 3s 7h 7d 7c Jd Qd Kd 9c", "2h 4h 6h 8c Tc 3d 5d 9s Js Ks", "2c"),
+        dealers=np.array([0]),
+    )
     core.step(s, np.array([A.TAKE_DISCARD]))
     mask = core.legal_action_mask(s)[0]
     assert not mask[A.knock(parse_cards("2c")[0])] and mask[A.knock(parse_cards("9c")[0])]
@@ -207,6 +211,7 @@ def test_render_shows_melds_deadwood_and_the_end_of_hand():
     assert "deadwood" in text and "hand over" in text and "points" in text and "knocked with" in text
     assert "[" in text  # melds are grouped
     from ginenv.render import render_text
+
     assert "\u2660" in render_text(s, symbols=True) or "\u2665" in render_text(s, symbols=True)
     assert "\u2660" not in render_text(s, symbols=False)
 
@@ -243,6 +248,7 @@ def test_vector_env_is_deterministic_for_a_seed():
             mask = out.action_mask
             seen.append(np.concatenate([out.obs.ravel(), out.rewards.ravel()]))
         return np.array(seen)
+
     assert (run(3) == run(3)).all() and not (run(3) == run(4)).all()
 
 
@@ -254,7 +260,7 @@ def test_vector_env_match_rewards_sum_to_the_final_difference():
     checked = 0
     for _ in range(3000):
         acts = (rng.random(mask.shape) * mask).argmax(1)
-        knock = mask[:, A.KNOCK:A.DRAW_STOCK]
+        knock = mask[:, A.KNOCK : A.DRAW_STOCK]
         acts = np.where(knock.any(1), A.KNOCK + knock.argmax(1), acts)
         out = env.step(acts)
         mask = out.action_mask

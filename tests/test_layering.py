@@ -60,14 +60,41 @@ print("ok", reward)
 #: Every field of State a player may read. A new field is private unless it is added
 #: here, with the reason it reveals nothing a player may not know.
 PUBLIC_FIELDS = {
-    "rules", "mode", "auto_reset",  # the game's settings
-    "stock_pos", "pile", "pile_size", "pile_mask", "took", "discarded", "passed", "taken", "knock_card",
-    "phase", "current", "dealer", "turn", "knock_limit",  # the table as both players see it
+    "rules",
+    "mode",
+    "auto_reset",  # the game's settings
+    "stock_pos",
+    "pile",
+    "pile_size",
+    "pile_mask",
+    "took",
+    "discarded",
+    "passed",
+    "taken",
+    "knock_card",
+    "phase",
+    "current",
+    "dealer",
+    "turn",
+    "knock_limit",  # the table as both players see it
     "legal",  # the mover's legal actions: given to the mover only (the envs' mask)
-    "scores", "hands_won", "hands_played", "dead_hands", "hand_no", "game_no",  # the score sheet
+    "scores",
+    "hands_won",
+    "hands_played",
+    "dead_hands",
+    "hand_no",
+    "game_no",  # the score sheet
     # events of the last step; a finished hand's hands are laid out face up for both
-    "hand_ended", "game_ended", "hand_kind", "hand_points", "last_hands", "last_knocker", "hand_turns",
-    "final_scores", "bonus_points", "winner",
+    "hand_ended",
+    "game_ended",
+    "hand_kind",
+    "hand_points",
+    "last_hands",
+    "last_knocker",
+    "hand_turns",
+    "final_scores",
+    "bonus_points",
+    "winner",
 }
 
 
@@ -75,8 +102,14 @@ def test_states_public_fields_are_the_pinned_ones():
     names = {f.name for f in dataclasses.fields(core.State)}
     public = {n for n in names if not n.startswith("_")}
     assert public == PUBLIC_FIELDS
-    assert {n for n in names if n.startswith("_")} == {"_hands", "_deck", "_after_discard", "_big_gin_ok",
-                                                      "_deadwood", "_game_seed"}
+    assert {n for n in names if n.startswith("_")} == {
+        "_hands",
+        "_deck",
+        "_after_discard",
+        "_big_gin_ok",
+        "_deadwood",
+        "_game_seed",
+    }
 
 
 def test_dealing_anew_what_the_mover_cannot_see_changes_no_public_field():

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+import reference as R
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference as R
 from ginenv import melds
 from ginenv.cards import CARD_VALUES, parse_cards, to_hand
 

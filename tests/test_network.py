@@ -9,8 +9,15 @@ import pytest
 import torch
 
 from agents import make_agent
-from agents.network import (NEIGHBOUR_PLANES, ActorCritic, NetworkSpec, _related_counts, _relations, belief_loss,
-                            neighbours)
+from agents.network import (
+    NEIGHBOUR_PLANES,
+    ActorCritic,
+    NetworkSpec,
+    _related_counts,
+    _relations,
+    belief_loss,
+    neighbours,
+)
 from agents.policy import CheckpointError, build_model, load_policy
 from ginenv import VectorEnv
 from ginenv.observation import plane
@@ -27,7 +34,7 @@ def reference_neighbours(obs):
         for c in range(52):
             suit, rank = divmod(c, 13)
             for i, k in enumerate(planes):
-                held = obs[g, k * 52:(k + 1) * 52] > 0.5
+                held = obs[g, k * 52 : (k + 1) * 52] > 0.5
                 out[g, c, 3 * i] = sum(held[s * 13 + rank] for s in range(4) if s != suit)
                 out[g, c, 3 * i + 1] = sum(held[suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13)
                 out[g, c, 3 * i + 2] = sum(held[suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13)
@@ -87,9 +94,11 @@ def test_belief_plane_is_the_net_on_unseen_cards_and_known_elsewhere():
     for g in range(0, len(obs), 17):
         for c in range(52):
             suit, rank = divmod(c, 13)
-            want = [sum(p[g, s * 13 + rank] for s in range(4) if s != suit),
-                    sum(p[g, suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13),
-                    sum(p[g, suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13)]
+            want = [
+                sum(p[g, s * 13 + rank] for s in range(4) if s != suit),
+                sum(p[g, suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13),
+                sum(p[g, suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13),
+            ]
             assert got[g, c] == pytest.approx(want, abs=1e-5)
 
 
@@ -155,11 +164,15 @@ def test_the_spec_has_its_defaults_once_and_refuses_what_it_cannot_build():
     assert NetworkSpec.from_dict(spec.to_dict()) == spec
     assert NetworkSpec.from_dict({}) == spec  # missing keys take the defaults
     assert NetworkSpec.from_dict({"hidden_sizes": [8], "critic_lookahead": 0}).hidden_sizes == (8,)
-    for bad, message in (({"hidden_sizes": [64.5]}, "hidden_sizes"), ({"hidden_sizes": []}, "hidden_sizes"),
-                         ({"activation": "swish"}, "activation must be one of relu, tanh, gelu"),
-                         ({"architecture": "danger"}, "architecture must be one of cards, belief, mlp"),
-                         ({"privileged_critic": "yes"}, "privileged_critic"),
-                         ({"width": 3}, "unknown network spec key"), ({"critic_lookahead": 4}, "lookahead critic")):
+    for bad, message in (
+        ({"hidden_sizes": [64.5]}, "hidden_sizes"),
+        ({"hidden_sizes": []}, "hidden_sizes"),
+        ({"activation": "swish"}, "activation must be one of relu, tanh, gelu"),
+        ({"architecture": "danger"}, "architecture must be one of cards, belief, mlp"),
+        ({"privileged_critic": "yes"}, "privileged_critic"),
+        ({"width": 3}, "unknown network spec key"),
+        ({"critic_lookahead": 4}, "lookahead critic"),
+    ):
         with pytest.raises(ValueError, match=message):
             NetworkSpec.from_dict(bad)
     with pytest.raises(ValueError, match="must be a mapping"):

@@ -19,8 +19,7 @@ def test_the_readme_has_its_python_examples_and_stays_under_15_kb():
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_each_readme_python_block_runs_as_written(index):
-    out = subprocess.run([sys.executable, "-c", BLOCKS[index]], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, "-c", BLOCKS[index]], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, f"README block {index} failed:\n{BLOCKS[index]}\n{out.stderr}"
 
 

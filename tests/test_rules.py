@@ -36,10 +36,21 @@ def test_unknown_rule_names_the_valid_ones():
         Rules.preset("standard", knocklimit=5)
 
 
-@pytest.mark.parametrize("field, value", [
-    ("knock_limit", 11), ("knock_limit", -1), ("gin_bonus", -5), ("target", 0), ("max_turns", 0),
-    ("knock_tie", "coin"), ("shutout", "x"), ("next_dealer", "random"), ("oklahoma", 1), ("gin_bonus", 2.5),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("knock_limit", 11),
+        ("knock_limit", -1),
+        ("gin_bonus", -5),
+        ("target", 0),
+        ("max_turns", 0),
+        ("knock_tie", "coin"),
+        ("shutout", "x"),
+        ("next_dealer", "random"),
+        ("oklahoma", 1),
+        ("gin_bonus", 2.5),
+    ],
+)
 def test_invalid_values_are_refused(field, value):
     with pytest.raises(ValueError, match=field):
         Rules(**{field: value})

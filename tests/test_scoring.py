@@ -3,8 +3,8 @@ stories, and the batched scorer against the exhaustive reference."""
 
 import numpy as np
 import pytest
-
 import reference as R
+
 from ginenv import melds
 from ginenv.cards import parse_cards, to_hand
 from ginenv.rules import Rules
@@ -23,7 +23,12 @@ def test_example_1_knock_3_against_21_scores_18():
     # deadwood Ah 4d 6h Qc = 21, none of which fits a knocker meld.
     r = score_hand(hand("As 2s 3s 7h 7d 7c Jd Qd Kd 3c"), hand("8c 9c Tc 5h 5d 5c Ah 4d 6h Qc"), STANDARD)
     assert (r.kind, r.knocker_deadwood, r.defender_deadwood, r.knocker_points, r.defender_points) == (
-        "knock", 3, 21, 18, 0)
+        "knock",
+        3,
+        21,
+        18,
+        0,
+    )
 
 
 def test_example_2_knock_by_discarding_the_9_leaves_8():
@@ -89,12 +94,12 @@ def test_gin_cannot_be_undercut_and_allows_no_layoffs():
 
 
 def test_big_gin_scores_the_big_gin_bonus():
-    r = score_hand(hand("As 2s 3s 7h 7d 7c Td Jd Qd Kd 9d"), hand("4h 8h 5s 5d 2c Ts Js Qh 3d 4c"),
-                   STANDARD, big_gin=True)
+    r = score_hand(
+        hand("As 2s 3s 7h 7d 7c Td Jd Qd Kd 9d"), hand("4h 8h 5s 5d 2c Ts Js Qh 3d 4c"), STANDARD, big_gin=True
+    )
     assert (r.kind, r.knocker_points) == ("big_gin", R.deadwood(parse_cards("4h 8h 5s 5d 2c Ts Js Qh 3d 4c")) + 31)
     with pytest.raises(ValueError, match="not allowed"):
-        score_hand(hand("As 2s 3s 7h 7d 7c Td Jd Qd Kd 9d"), hand("4h 8h 5s 5d 2c Ts Js Qh 3d 4c"),
-                   PAGAT, big_gin=True)
+        score_hand(hand("As 2s 3s 7h 7d 7c Td Jd Qd Kd 9d"), hand("4h 8h 5s 5d 2c Ts Js Qh 3d 4c"), PAGAT, big_gin=True)
 
 
 def test_knocker_may_show_more_deadwood_to_deny_layoffs():
@@ -150,8 +155,13 @@ def test_batched_scoring_matches_exhaustive_search(preset):
     got = score_hands(to_hand(np.array([k for k, _ in deals])), to_hand(np.array([d for _, d in deals])), rules)
     for i, (k, d) in enumerate(deals):
         expected = R.score(k, d, rules)
-        actual = (KIND_NAMES[got["kind"][i]], got["knocker_deadwood"][i], got["defender_deadwood"][i],
-                  got["knocker_points"][i], got["defender_points"][i])
+        actual = (
+            KIND_NAMES[got["kind"][i]],
+            got["knocker_deadwood"][i],
+            got["defender_deadwood"][i],
+            got["knocker_points"][i],
+            got["defender_points"][i],
+        )
         assert actual == expected, (k, d)
 
 

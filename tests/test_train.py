@@ -11,9 +11,9 @@ from safetensors.torch import load_file
 
 import train
 from agents import make_agent
+from agents.checkpoint import CheckpointError
 from agents.evaluate import main as evaluate_main
 from agents.evaluate import play
-from agents.checkpoint import CheckpointError
 from agents.policy import load_policy
 from ginenv import VectorEnv
 from ginenv.rules import Rules
@@ -24,8 +24,10 @@ ROOT = Path(__file__).parent.parent
 @pytest.fixture(scope="module")
 def smoke_checkpoint(tmp_path_factory):
     out = tmp_path_factory.mktemp("smoke")
-    config = train.make_config(config_file=ROOT / "configs" / "smoke.yaml",
-                               sets=[f"log_dir={out / 'runs'}", f"checkpoint_dir={out / 'ck'}", "run_name=smoke"])
+    config = train.make_config(
+        config_file=ROOT / "configs" / "smoke.yaml",
+        sets=[f"log_dir={out / 'runs'}", f"checkpoint_dir={out / 'ck'}", "run_name=smoke"],
+    )
     return train.train(config, quiet=True), out
 
 
@@ -42,8 +44,15 @@ def test_tensorboard_logs_the_training(smoke_checkpoint):
     acc = EventAccumulator(str(out / "runs" / "smoke"))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
-    for tag in ("losses/value_loss", "losses/policy_loss", "losses/entropy", "losses/approx_kl",
-                "losses/clipfrac", "losses/explained_variance", "charts/decisions_per_second"):
+    for tag in (
+        "losses/value_loss",
+        "losses/policy_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "losses/clipfrac",
+        "losses/explained_variance",
+        "charts/decisions_per_second",
+    ):
         assert tag in tags
     assert len(acc.Scalars("losses/value_loss")) > 10
 
@@ -79,11 +88,25 @@ def test_evaluate_cli_takes_a_checkpoint(smoke_checkpoint, capsys):
 
 
 def tiny_config(tmp_path, **extra):
-    sets = {"num_envs": 16, "num_steps": 8, "total_decisions": 16 * 8 * 6, "num_minibatches": 2,
-            "update_epochs": 2, "hidden_sizes": "[16, 16]", "snapshot_every": 1, "pool_size": 2,
-            "opponents": "{self: 0.4, snapshot: 0.3, knock_early: 0.3}", "eval_every": 2, "eval_matches": 4,
-            "eval_mode": "hand", "checkpoint_every": 100, "log_dir": str(tmp_path / "runs"),
-            "checkpoint_dir": str(tmp_path / "ck"), "run_name": "tiny", **extra}
+    sets = {
+        "num_envs": 16,
+        "num_steps": 8,
+        "total_decisions": 16 * 8 * 6,
+        "num_minibatches": 2,
+        "update_epochs": 2,
+        "hidden_sizes": "[16, 16]",
+        "snapshot_every": 1,
+        "pool_size": 2,
+        "opponents": "{self: 0.4, snapshot: 0.3, knock_early: 0.3}",
+        "eval_every": 2,
+        "eval_matches": 4,
+        "eval_mode": "hand",
+        "checkpoint_every": 100,
+        "log_dir": str(tmp_path / "runs"),
+        "checkpoint_dir": str(tmp_path / "ck"),
+        "run_name": "tiny",
+        **extra,
+    }
     return train.make_config(sets=[f"{k}={v}" for k, v in sets.items()])
 
 
@@ -101,9 +124,10 @@ def assert_same_files(a, b):
 
 # Every kind of opponent: the random baseline draws from its own generator, which a
 # resume must restore too.
-@pytest.mark.parametrize("opponents", ["{self: 0.4, snapshot: 0.3, knock_early: 0.3}",
-                                       "{random: 0.5, gin_hunter: 0.25, patient: 0.25}",
-                                       "{random: 1.0}"])
+@pytest.mark.parametrize(
+    "opponents",
+    ["{self: 0.4, snapshot: 0.3, knock_early: 0.3}", "{random: 0.5, gin_hunter: 0.25, patient: 0.25}", "{random: 1.0}"],
+)
 def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path, opponents):
     whole = train.train(tiny_config(tmp_path / "a", opponents=opponents), quiet=True)
     half = train.train(tiny_config(tmp_path / "b", opponents=opponents), quiet=True, stop_after=3)
@@ -170,12 +194,15 @@ def test_config_errors_name_the_valid_keys(tmp_path):
         train.make_config(sets=["opponents={nobody: 1}"])
     with pytest.raises(ValueError, match="the opponent mix is one mapping now"):
         train.make_config(sets=["opponent_random=1"])
-    for bad, message in (("gamma=2", "gamma must be between 0 and 1"), ("gae_lambda=-0.5", "gae_lambda must be"),
-                         ("learning_rate=.nan", "learning_rate must be a finite number > 0"),
-                         ("ent_coef=-1", "ent_coef must be a finite number >= 0"),
-                         ("hidden_sizes=[64.5]", "hidden_sizes must be a non-empty list of positive integers"),
-                         ("run_name=../../escape", "run_name may hold only"),
-                         ("num_minibatches=1024", "num_minibatches must be at most num_envs")):
+    for bad, message in (
+        ("gamma=2", "gamma must be between 0 and 1"),
+        ("gae_lambda=-0.5", "gae_lambda must be"),
+        ("learning_rate=.nan", "learning_rate must be a finite number > 0"),
+        ("ent_coef=-1", "ent_coef must be a finite number >= 0"),
+        ("hidden_sizes=[64.5]", "hidden_sizes must be a non-empty list of positive integers"),
+        ("run_name=../../escape", "run_name may hold only"),
+        ("num_minibatches=1024", "num_minibatches must be at most num_envs"),
+    ):
         with pytest.raises(ValueError, match=message):
             train.make_config(sets=[bad])
 
@@ -258,11 +285,13 @@ def test_resume_writes_where_checkpoint_dir_says_when_given_again(tmp_path):
 
 def test_belief_actor_trains_logs_loads_and_exports(tmp_path):
     ort = pytest.importorskip("onnxruntime")
-    path = train.train(tiny_config(tmp_path, architecture="belief", bc_teacher="knock_early", bc_decisions=256),
-                       quiet=True)
+    path = train.train(
+        tiny_config(tmp_path, architecture="belief", bc_teacher="knock_early", bc_decisions=256), quiet=True
+    )
     policy = assert_onnx_matches_torch(ort, path, tmp_path, games=300, steps=3)
     assert policy.meta["network"]["architecture"] == "belief"
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     events = EventAccumulator(str(tmp_path / "runs" / "tiny"))
     events.Reload()
     values = [e.value for e in events.Scalars("losses/belief_cross_entropy")]
@@ -280,8 +309,9 @@ def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network
     fresh = train.train(tiny_config(tmp_path / "c"), quiet=True, stop_after=0)
     assert any((v != weights[k]).any() for k, v in load_file(str(fresh / "policy.safetensors")).items())
     # Only the critic's inputs differ: the actor is loaded, the critic starts fresh.
-    third = train.train(tiny_config(tmp_path / "d", init_from=str(first), privileged_critic="false"), quiet=True,
-                        stop_after=0)
+    third = train.train(
+        tiny_config(tmp_path / "d", init_from=str(first), privileged_critic="false"), quiet=True, stop_after=0
+    )
     got = load_file(str(third / "policy.safetensors"))
     assert all((got[k] == weights[k]).all() for k in got if k.startswith("actor."))
     assert got["critic.0.weight"].shape[1] == weights["critic.0.weight"].shape[1] - 52
@@ -322,4 +352,5 @@ def test_a_checkpoint_of_a_retired_variant_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="'danger' actor"):
         from_saved({"architecture": "danger"})
     assert from_saved({"opponent_self": 1.0, "opponent_random": 0.0, "critic_lookahead": 0}) == {
-        "opponents": {"self": 1.0}}
+        "opponents": {"self": 1.0}
+    }

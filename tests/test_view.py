@@ -14,13 +14,20 @@ def view_of(s, g):
     o = 1 - p
     names = {v: k for k, v in PHASES.items()}
     return position(
-        s.hand(g, p), s.pile[g, :s.pile_size[g]].tolist(), phase=names[int(s.phase[g])],
+        s.hand(g, p),
+        s.pile[g, : s.pile_size[g]].tolist(),
+        phase=names[int(s.phase[g])],
         taken=None if s.taken[g] < 0 else int(s.taken[g]),
         opponent_took=np.flatnonzero(s.took[g, o] & s._hands[g, o]),
-        opponent_discarded=np.flatnonzero(s.discarded[g, o]), opponent_passed=np.flatnonzero(s.passed[g, o]),
-        my_discards=np.flatnonzero(s.discarded[g, p]), dealer=bool(s.dealer[g] == p),
-        scores=(int(s.scores[g, p]), int(s.scores[g, o])), turn=int(s.turn[g]), rules=s.rules,
-        knock_limit=int(s.knock_limit[g]))
+        opponent_discarded=np.flatnonzero(s.discarded[g, o]),
+        opponent_passed=np.flatnonzero(s.passed[g, o]),
+        my_discards=np.flatnonzero(s.discarded[g, p]),
+        dealer=bool(s.dealer[g] == p),
+        scores=(int(s.scores[g, p]), int(s.scores[g, o])),
+        turn=int(s.turn[g]),
+        rules=s.rules,
+        knock_limit=int(s.knock_limit[g]),
+    )
 
 
 @pytest.mark.parametrize("preset", ["standard", "oklahoma"])

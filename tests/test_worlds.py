@@ -3,16 +3,18 @@ deals the rest anew, uniformly or by weight."""
 
 import numpy as np
 import pytest
+from test_core import DE, ND, _fields, check_invariants, random_actions, scripted
 
 from ginenv import core
 from ginenv.core import DISCARD
 from ginenv.worlds import resample_hidden
-from test_core import DE, ND, _fields, check_invariants, random_actions, scripted
+
 
 @pytest.mark.parametrize("viewer_is_mover", [True, False])
 def test_resample_hidden_keeps_the_viewers_view_and_a_playable_deal(viewer_is_mover):
     from ginenv import melds
     from ginenv.observation import observe
+
     rng = np.random.default_rng(11)
     state = core.init(128, "standard", seed=12, mode="match")
     for steps in (0, 1, 9, 40):
@@ -45,6 +47,7 @@ def test_resample_hidden_keeps_the_viewers_view_and_a_playable_deal(viewer_is_mo
 @pytest.mark.parametrize("viewer", [0, 1])
 def test_resample_hidden_depends_only_on_what_the_viewer_has_seen(viewer):
     from test_env import reshuffle_hidden
+
     rng = np.random.default_rng(viewer)
     state = core.init(64, "standard", seed=21, mode="match")
     for steps in (0, 5, 23):
