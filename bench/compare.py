@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*\.?\d*(?:e-?\d+)?")
+NUMBER = re.compile(r"(?<![\d.])-?\d[\d,]*\.?\d*(?:e-?\d+)?")
 
 
 def figures(text: str) -> list:

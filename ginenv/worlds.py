@@ -11,7 +11,7 @@ import numpy as np
 
 from ginenv import melds
 from ginenv.cards import NUM_CARDS
-from ginenv.core import _U64, DISCARD, HAND_SIZE, State, refresh, splitmix64
+from ginenv.core import DISCARD, HAND_SIZE, State, refresh, splitmix64
 
 
 def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) -> State:
@@ -60,7 +60,7 @@ def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) ->
     dealt = np.argsort(np.where(in_stock, NUM_CARDS + p, p), axis=1, kind="stable")  # the rest, in card order
     s._deck = np.where(p >= pos, stock_cards, dealt).astype(np.int8)
     s._hands[rows, opp] = new_opp
-    s._game_seed = splitmix64(rng.integers(0, 1 << 63, b, dtype=np.int64).astype(_U64))
+    s._game_seed = splitmix64(rng.integers(0, 1 << 63, b, dtype=np.int64).astype(np.uint64))
     ten = new_opp.sum(1) <= HAND_SIZE
     s._deadwood[rows[ten], opp[ten]] = melds.masks_deadwood(melds.suit_masks(new_opp[ten]))
     moving = np.flatnonzero((s.current == opp) & (s.phase == DISCARD))
