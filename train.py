@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -52,10 +54,45 @@ def resumed_config(resume, given: Config, overrides=()) -> tuple[Path, Config]:
     ``overrides`` (and where logs and checkpoints go, the threads and the device) taken
     from ``given``."""
     step_dir = resolve_checkpoint(resume)
-    saved = from_saved(read_training_meta(step_dir)["config"])
-    for key in ("log_dir", "checkpoint_dir", "torch_threads", "device", *overrides):
-        saved[key] = getattr(given, key)
-    return step_dir, Config(**saved)
+    try:
+        saved = from_saved(read_training_meta(step_dir)["config"])
+        for key in ("log_dir", "checkpoint_dir", "torch_threads", "device", *overrides):
+            saved[key] = getattr(given, key)
+        return step_dir, Config(**saved)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, CheckpointError):
+            raise
+        raise CheckpointError(
+            f"the config saved in {step_dir / 'trainer.json'} is not one this version runs: {e}"
+        ) from None
+
+
+class StopSignal:
+    """Catches SIGINT and SIGTERM (in the main thread) until ``restore``, so that the
+    loop can checkpoint before it stops; a second signal stops at once."""
+
+    def __init__(self):
+        self.signum = None
+        self.previous = {}
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self._catch) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def _catch(self, signum, frame):
+        if self.signum is not None:  # asked twice: stop now
+            self.restore()
+            signal.raise_signal(signum)
+        self.signum = signum
+        print(
+            f"\n{signal.Signals(signum).name}: stopping at the end of this update (again to stop at once)", flush=True
+        )
+
+    def is_set(self) -> bool:
+        return self.signum is not None
+
+    def restore(self) -> None:
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+        self.previous = {}
 
 
 def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int) -> dict:
@@ -136,6 +173,7 @@ def train(
         )
         last_eval = saved.pop("last_eval")
         progress.update(saved)
+    resumed_at = progress["update"]
     # --------------------------------------------------------------- logging
     from torch.utils.tensorboard import SummaryWriter
 
@@ -183,6 +221,7 @@ def train(
         if c.eval_every:
             say("after imitation: " + log_eval(evaluate(model, c, rules, progress["update"])))
     # -------------------------------------------------------------- the loop
+    stop = StopSignal()  # Ctrl-C or SIGTERM: checkpoint at the end of the update, then stop
     start, start_decisions, path = time.time(), progress["decisions"], None
     end = c.num_updates if stop_after is None else min(c.num_updates, progress["update"] + stop_after)
     while progress["update"] < end:
@@ -238,12 +277,19 @@ def train(
         say(line)
         # ----------------------------------------------------- checkpointing
         out_of_time = time_limit is not None and time.time() - start >= time_limit
-        if update % c.checkpoint_every == 0 or update == end or out_of_time:
+        if update % c.checkpoint_every == 0 or update == end or out_of_time or stop.is_set():
             path = checkpoint()
-        if out_of_time:
-            say(f"stopping after {time_limit / 60:g} minutes, at update {update}; continue with --resume {run_dir}")
+        if out_of_time or stop.is_set():
+            why = f"after {time_limit / 60:g} minutes" if out_of_time else f"on {signal.Signals(stop.signum).name}"
+            print(
+                f"stopping {why}, at update {update}: checkpoint {path}; continue with --resume {run_dir}", flush=True
+            )
             break
+    stop.restore()
     writer.close()
+    if path is None and step_dir is not None and progress["update"] == resumed_at:
+        say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")
+        return step_dir  # a resume with nothing to do changes nothing
     return path if path is not None else checkpoint()
 
 

@@ -19,6 +19,7 @@ and reads the trainer's part.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -46,6 +47,33 @@ def _atomic_write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _save_tensors(tensors: dict, path: Path) -> str:
+    """Write ``tensors`` as safetensors with the usual file mode (the umask's, as for
+    the JSON beside it) and return the file's sha256."""
+    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
+    return _sha256(path)
+
+
+def _recover(run_dir: Path) -> None:
+    """Finish what a killed save left: a step moved aside and not yet replaced comes
+    back; half-written steps go."""
+    for old in run_dir.glob(".old_step_*"):
+        final = run_dir / old.name[len(".old_") :]
+        if final.exists():
+            shutil.rmtree(old)
+        else:
+            os.replace(old, final)
+    for tmp in run_dir.glob(".tmp_step_*"):
+        shutil.rmtree(tmp)
+
+
 def save_checkpoint(
     run_dir,
     step: int,
@@ -54,27 +82,30 @@ def save_checkpoint(
     trainer_tensors: dict | None = None,
     trainer_meta: dict | None = None,
 ) -> Path:
-    """Write ``run_dir/step_<step>/`` atomically and point ``run_dir/LATEST`` at it."""
+    """Write ``run_dir/step_<step>/`` atomically and point ``run_dir/LATEST`` at it.
+
+    The step is written under a temporary name and renamed into place; a step of the
+    same number already there is first moved aside and deleted only after, so a kill at
+    any moment leaves LATEST naming a whole step (``_recover`` puts back one moved
+    aside). Each JSON file records the sha256 of the weights beside it."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+    _recover(run_dir)
     final = run_dir / f"step_{step:010d}"
-    tmp = run_dir / f".tmp_step_{step:010d}_{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = run_dir / f".tmp_{final.name}_{os.getpid()}"
+    old = run_dir / f".old_{final.name}"
     tmp.mkdir()
-    save_file(
-        {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "policy.safetensors")
-    )
-    (tmp / "policy.json").write_text(json.dumps({"spec": SPEC, **meta}, indent=2))
+    files = {"policy.safetensors": _save_tensors(model.state_dict(), tmp / "policy.safetensors")}
+    (tmp / "policy.json").write_text(json.dumps({"spec": SPEC, **meta, "sha256": files}, indent=2))
     if trainer_tensors is not None:
-        save_file(
-            {k: v.detach().cpu().contiguous() for k, v in trainer_tensors.items()}, str(tmp / "trainer.safetensors")
-        )
-        (tmp / "trainer.json").write_text(json.dumps(trainer_meta or {}, indent=2))
+        files = {"trainer.safetensors": _save_tensors(trainer_tensors, tmp / "trainer.safetensors")}
+        (tmp / "trainer.json").write_text(json.dumps({**(trainer_meta or {}), "sha256": files}, indent=2))
     if final.exists():
-        shutil.rmtree(final)
+        os.replace(final, old)
     os.replace(tmp, final)
     _atomic_write_text(run_dir / "LATEST", final.name + "\n")
+    if old.exists():
+        shutil.rmtree(old)
     return final
 
 
@@ -86,21 +117,37 @@ def resolve_checkpoint(path) -> Path:
     if not p.exists():
         raise CheckpointError(f"no checkpoint at {p.resolve()}")
     if (p / "LATEST").is_file():
-        name = (p / "LATEST").read_text().strip()
+        if any(p.glob(".old_step_*")):
+            _recover(p)
+        try:
+            name = (p / "LATEST").read_text().strip()
+        except UnicodeDecodeError:
+            raise CheckpointError(f"{p / 'LATEST'} is corrupted: it should name a step directory") from None
+        if not name.startswith("step_") or "/" in name or not (p / name).is_dir():
+            raise CheckpointError(
+                f"LATEST in {p} names {name!r}, which is not a step directory there "
+                f"(steps there: {', '.join(sorted(x.name for x in p.glob('step_*'))) or 'none'})"
+            )
         p = p / name
-        if not p.is_dir():
-            raise CheckpointError(f"LATEST in {p.parent} names {name}, which is missing")
     for name in ("policy.json", "policy.safetensors"):
         if not (p / name).is_file():
             raise CheckpointError(f"checkpoint {p.resolve()} has no {name}")
     return p
 
 
-def read_meta(step_dir: Path) -> dict:
+def read_json(path: Path, what: str) -> dict:
+    """A checkpoint's JSON file as a mapping, or a ``CheckpointError`` that says why not."""
     try:
-        meta = json.loads((step_dir / "policy.json").read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{step_dir / 'policy.json'} is corrupted: {e}") from None
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
+        raise CheckpointError(f"{path} is corrupted: {e}") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} is corrupted: it should hold {what}, got a {type(data).__name__}")
+    return data
+
+
+def read_meta(step_dir: Path) -> dict:
+    meta = read_json(step_dir / "policy.json", "the policy's spec, network and config")
     spec = meta.get("spec")
     if spec != SPEC:
         raise CheckpointError(
@@ -110,7 +157,16 @@ def read_meta(step_dir: Path) -> dict:
     return meta
 
 
-def load_tensors(path: Path) -> dict:
+def load_tensors(path: Path, meta: dict | None = None) -> dict:
+    """The tensors of a safetensors file; with ``meta`` (the JSON beside it), checked
+    against the sha256 it records (files written before checksums have none)."""
+    sums = (meta or {}).get("sha256")
+    expected = sums.get(path.name) if isinstance(sums, dict) else None
+    if expected is not None and path.is_file() and _sha256(path) != expected:
+        raise CheckpointError(
+            f"{path} does not match the checksum in {path.with_suffix('.json').name}: the file is corrupted "
+            "or was replaced; restore it or train again"
+        )
     try:
         return load_file(str(path))
     except (SafetensorError, OSError, ValueError, RuntimeError) as e:
@@ -120,6 +176,9 @@ def load_tensors(path: Path) -> dict:
 # ------------------------------------------------------------------ trainer state
 #: Engine state fields renamed since a checkpoint was written: old name -> new name.
 _RENAMED_STATE_FIELDS = {"game_seed": "_game_seed", "after_discard": "_after_discard", "big_gin_ok": "_big_gin_ok"}
+#: Engine state fields added since: events of a finished hand, read only when the next
+#: one ends, so an older checkpoint takes them from a fresh state.
+_ADDED_STATE_FIELDS = ("hand_knock_limit",)
 
 
 def _state_tensors(state) -> dict:
@@ -140,6 +199,8 @@ def _state_from_tensors(state, tensors: dict):
             name = _RENAMED_STATE_FIELDS.get(key[4:], key[4:])
             arrays[name] = t.numpy()
     mine = state.arrays()
+    for name in _ADDED_STATE_FIELDS:
+        arrays.setdefault(name, mine[name])
     for name, a in list(arrays.items()):
         if name in mine:
             arrays[name] = a.view(mine[name].dtype).reshape(mine[name].shape)
@@ -220,15 +281,17 @@ _OLD_OPPONENT_NAMES = {
 }
 
 
+TRAINER_KEYS = ("update", "decisions", "learner_decisions", "numpy_rng", "pool_size", "optimizer", "config")
+
+
 def read_training_meta(step_dir: Path) -> dict:
     path = step_dir / "trainer.json"
     if not path.is_file():
         raise CheckpointError(f"{step_dir} holds a policy only, not a resumable training state")
-    try:
-        meta = json.loads(path.read_text())
-        meta["config"], meta["update"]  # noqa: B018  (both must be there)
-    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as e:
-        raise CheckpointError(f"{path} is corrupted: {e!r}") from None
+    meta = read_json(path, "the trainer's state")
+    missing = [k for k in TRAINER_KEYS if k not in meta]
+    if missing:
+        raise CheckpointError(f"{path} is corrupted: it lacks {', '.join(missing)}")
     return meta
 
 
@@ -239,8 +302,8 @@ def restore_training(
     each snapshot's network); returns the saved progress counters."""
     tmeta = read_training_meta(step_dir)
     meta = read_meta(step_dir)
-    model.load_state_dict(load_tensors(step_dir / "policy.safetensors"))
-    t = load_tensors(step_dir / "trainer.safetensors")
+    model.load_state_dict(load_tensors(step_dir / "policy.safetensors", meta))
+    t = load_tensors(step_dir / "trainer.safetensors", tmeta)
     _restore_optimizer(optimizer, t, tmeta["optimizer"])
     opponents.pool = []
     for k in range(tmeta["pool_size"]):

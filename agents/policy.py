@@ -70,7 +70,7 @@ def load_policy(path, seed: int = 0) -> Policy:
     step_dir = resolve_checkpoint(path)
     meta = read_meta(step_dir)
     model = build_model(meta)
-    weights = load_tensors(step_dir / "policy.safetensors")
+    weights = load_tensors(step_dir / "policy.safetensors", meta)
     try:
         model.load_state_dict(weights)
     except RuntimeError as e:

@@ -70,3 +70,18 @@ def describe(action: int) -> str:
     if a in names:
         return names[a]
     raise ValueError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}")
+
+
+def as_action(action) -> int:
+    """One action as an int: a Python or numpy integer, or an integer array holding one
+    value (what vectorised samplers hand back). Anything else (a float, a string,
+    ``None``, a bool, several values) is a ``ValueError`` naming what is valid; the
+    range and legality are the caller's to check."""
+    a = np.asarray(action) if isinstance(action, np.ndarray) else action
+    if isinstance(a, np.ndarray):
+        if a.size != 1 or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"action must be one integer in 0..{NUM_ACTIONS - 1}, got an array {a!r}")
+        a = a.reshape(()).item()
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+        raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+    return int(a)

@@ -44,7 +44,9 @@ def suit_of(cards):
     return np.asarray(cards) // NUM_RANKS
 
 
-def _parse_one(token: str) -> int:
+def _parse_one(token) -> int:
+    if not isinstance(token, str):
+        raise ValueError(f"bad card {token!r}: expected text such as 'As' or '10h'")
     text = token.strip()
     if len(text) < 2:
         raise ValueError(f"bad card {token!r}: expected a rank from {RANKS} (or 10) then a suit from {SUITS}")
@@ -63,7 +65,12 @@ def parse_cards(text: str | Iterable[str]) -> np.ndarray:
 
     Raises ``ValueError`` naming the bad token, or the repeated card.
     """
-    tokens = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    if isinstance(text, str):
+        tokens = text.replace(",", " ").split()
+    elif isinstance(text, Iterable) and not isinstance(text, (bytes, dict)):
+        tokens = list(text)
+    else:
+        raise ValueError(f"cards must be text such as 'As 2s Td' or a list of such tokens, got {text!r}")
     ids = [_parse_one(t) for t in tokens]
     seen: set[int] = set()
     for token, c in zip(tokens, ids):

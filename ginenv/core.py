@@ -136,6 +136,7 @@ class State:
     last_hands: np.ndarray  # (B, 2, 52) bool: both hands as they ended (knocker after the knock)
     last_knocker: np.ndarray  # (B,) int8: who knocked (or went gin) to end the last hand, -1 none
     hand_turns: np.ndarray  # (B,) int16: draws in the hand that ended in this step
+    hand_knock_limit: np.ndarray  # (B,) int8: the knock limit of the hand that ended in this step
     final_scores: np.ndarray  # (B, 2) int32: totals with bonuses of a game that ended (match mode)
     bonus_points: np.ndarray  # (B, 2) int32: end-of-match bonuses awarded in this step
     winner: np.ndarray  # (B,) int8: winner of a game that ended: 0, 1, or -1 (draw / none)
@@ -244,10 +245,25 @@ def init(
     rules = resolve(rules)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if not isinstance(auto_reset, (bool, np.bool_)):
+        raise ValueError(f"auto_reset must be True or False, got {auto_reset!r}")
     b = int(batch_size)
+    if dealers is not None:
+        dealers = np.asarray(dealers)
+        if dealers.shape != (b,) or not np.isin(dealers, (0, 1)).all():
+            raise ValueError(f"dealers must be {b} values, each 0 or 1 (one per game); got {dealers.tolist()!r}")
+        dealers = dealers.astype(np.int8)
+    if decks is not None:
+        decks = np.asarray(decks)
+        if decks.shape != (b, NUM_CARDS) or not np.issubdtype(decks.dtype, np.integer):
+            raise ValueError(
+                f"decks must be a ({b}, {NUM_CARDS}) array of card ids, one deck per game; got shape {decks.shape}"
+            )
     if game_seeds_ is None:
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
         seeds = game_seeds(int(seed), b)
     else:
         seeds = np.asarray(game_seeds_, dtype=_U64).reshape(-1)
@@ -291,6 +307,7 @@ def init(
         last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
         last_knocker=np.full(b, -1, np.int8),
         hand_turns=_zeros(b, dtype=np.int16),
+        hand_knock_limit=_zeros(b, dtype=np.int8),
         final_scores=_zeros(b, 2, dtype=np.int32),
         bonus_points=_zeros(b, 2, dtype=np.int32),
         winner=np.full(b, -1, np.int8),
@@ -416,6 +433,34 @@ def from_view(
     are filled in card order: nothing the player observes depends on them. Refuses a
     position the engine could not reach (``ValueError`` naming the problem)."""
     rules = resolve(rules)
+    cards = {
+        "hand": hand,
+        "pile": pile,
+        "opponent_took": opponent_took,
+        "opponent_discarded": opponent_discarded,
+        "opponent_passed": opponent_passed,
+        "my_discards": my_discards,
+    }
+    for name, ids in cards.items():
+        ids = np.asarray(list(ids))
+        if ids.size and (not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= NUM_CARDS):
+            raise ValueError(f"{name} must hold card ids 0..{NUM_CARDS - 1}, got {ids.tolist()}")
+    if (
+        len(scores) != 2
+        or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) for x in scores)
+        or not (0 <= min(scores) and max(scores) < rules.target)
+    ):
+        raise ValueError(f"scores must be two integers from 0 to below the target {rules.target}, got {scores!r}")
+    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or not 0 <= turn < rules.max_turns:
+        raise ValueError(f"turn must be an integer from 0 to below max_turns {rules.max_turns}, got {turn!r}")
+    if knock_limit is not None and (
+        isinstance(knock_limit, bool)
+        or not isinstance(knock_limit, (int, np.integer))
+        or not 0 <= knock_limit <= rules.knock_limit
+    ):
+        raise ValueError(
+            f"knock_limit must be an integer from 0 to the rules' {rules.knock_limit}, got {knock_limit!r}"
+        )
     if phase not in (OFFER, FORCED_DRAW, DRAW, DISCARD):
         raise ValueError(f"phase must be one of OFFER, FORCED_DRAW, DRAW, DISCARD ({OFFER}..{DISCARD}); got {phase!r}")
     hand, pile, took = (list(map(int, x)) for x in (hand, pile, opponent_took))
@@ -611,6 +656,7 @@ def _pass(s: State, idx, player) -> None:
 def _push(s: State, idx, p, card) -> None:
     s._hands[idx, p, card] = False
     s._deadwood[idx, p] = s._after_discard[idx, card]
+    s._after_discard[idx] = melds.NOT_IN_HAND  # the mover's table: nobody's business after the turn
     s.pile[idx, s.pile_size[idx]] = card
     s.pile_mask[idx, card] = True
     s.pile_size[idx] += 1
@@ -668,6 +714,7 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
     s.hand_points[idx] = points
     s.last_hands[idx] = s._hands[idx]
     s.hand_turns[idx] = s.turn[idx]
+    s.hand_knock_limit[idx] = s.knock_limit[idx]
     s.scores[idx] += points.astype(np.int32)
     rows = np.flatnonzero(winner >= 0)
     s.hands_won[idx[rows], winner[rows]] += 1

@@ -51,8 +51,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ginenv import core
-from ginenv.actions import NUM_ACTIONS, describe
+from ginenv.actions import NUM_ACTIONS, as_action, describe
 from ginenv.observation import obs_size, observe
+from ginenv.options import env_options
 from ginenv.render import render_text
 from ginenv.rules import Rules, resolve
 
@@ -79,12 +80,10 @@ class raw_env(AECEnv):
     ):
         super().__init__()
         self.rules = resolve(rules)
-        if mode not in core.MODES:
-            raise ValueError(f"mode must be one of {', '.join(core.MODES)}; got {mode!r}")
+        self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human'; got {render_mode!r}")
-        self.mode, self.reward_scale, self.render_mode = mode, float(reward_scale), render_mode
-        self.perfect_information, self.match_win_reward = perfect_information, float(match_win_reward)
+        self.render_mode, self.perfect_information = render_mode, bool(perfect_information)
         self.possible_agents = ["player_0", "player_1"]
         self.agents = list(self.possible_agents)
         size = obs_size(perfect_information)
@@ -136,8 +135,7 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         s = self._state
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+        action = as_action(action)
         mask = core.legal_action_mask(s)[0]
         if not (0 <= int(action) < NUM_ACTIONS and mask[int(action)]):
             legal = ", ".join(describe(a) for a in np.flatnonzero(mask))

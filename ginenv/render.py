@@ -59,7 +59,7 @@ def render_text(s: core.State, game: int = 0, viewer: int | None = None, symbols
         lines.append(f"hand over: {kind}, points {s.hand_points[g, 0]}-{s.hand_points[g, 1]}")
         k = s.last_knocker[g]
         if k >= 0 and kind in ("knock", "undercut", "tie"):
-            r = score_hand(hands[k], hands[1 - k], s.rules, knock_limit=int(s.knock_limit[g]))
+            r = score_hand(hands[k], hands[1 - k], s.rules, knock_limit=int(s.hand_knock_limit[g]))
             laid = [c for c, _ in r.layoffs]
             lines.append(
                 f"player_{k} knocked with {r.knocker_deadwood}; player_{1 - k} laid off "

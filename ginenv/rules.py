@@ -19,6 +19,8 @@ import dataclasses
 from dataclasses import dataclass
 
 MAX_KNOCK_LIMIT = 10
+MAX_POINTS = 10_000  # the most a target or a bonus may be
+MAX_TURNS = 10_000  # the most draws a hand may be capped at
 
 TIE_RULES = ("undercut", "knocker_zero")
 SHUTOUT_RULES = ("none", "double_hand_points", "loser_scoreless", "loser_won_no_hand")
@@ -64,16 +66,18 @@ class Rules:
     """A hand with this many draws and no knock ends as a truncated dead hand."""
 
     def __post_init__(self):
+        # The engine counts turns in int16 and points in int32: these bounds keep every
+        # count and total of a match far inside them.
         ints = {
             "knock_limit": (0, MAX_KNOCK_LIMIT),
-            "gin_bonus": (0, None),
-            "big_gin_bonus": (0, None),
-            "undercut_bonus": (0, None),
-            "target": (1, None),
-            "game_bonus": (0, None),
-            "line_bonus": (0, None),
-            "shutout_bonus": (0, None),
-            "max_turns": (1, None),
+            "gin_bonus": (0, MAX_POINTS),
+            "big_gin_bonus": (0, MAX_POINTS),
+            "undercut_bonus": (0, MAX_POINTS),
+            "target": (1, MAX_POINTS),
+            "game_bonus": (0, MAX_POINTS),
+            "line_bonus": (0, MAX_POINTS),
+            "shutout_bonus": (0, MAX_POINTS),
+            "max_turns": (1, MAX_TURNS),
         }
         for name, (lo, hi) in ints.items():
             value = getattr(self, name)

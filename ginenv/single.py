@@ -18,9 +18,10 @@ import gymnasium
 import numpy as np
 
 from ginenv import core
-from ginenv.actions import NUM_ACTIONS, describe
+from ginenv.actions import NUM_ACTIONS, as_action, describe
 from ginenv.baselines import make_baseline
 from ginenv.observation import obs_size, observe
+from ginenv.options import env_options
 from ginenv.render import render_text
 from ginenv.rules import resolve
 
@@ -46,11 +47,9 @@ class SingleAgentEnv(gymnasium.Env):
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
         if learner_seat not in ("alternate", 0, 1):
             raise ValueError(f"learner_seat must be 'alternate', 0 or 1; got {learner_seat!r}")
-        if mode not in core.MODES:
-            raise ValueError(f"mode must be one of {', '.join(core.MODES)}; got {mode!r}")
+        self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
         self.opponent = make_baseline(opponent)
-        self.rules, self.mode, self.learner_seat = resolve(rules), mode, learner_seat
-        self.reward_scale, self.match_win_reward = float(reward_scale), float(match_win_reward)
+        self.rules, self.learner_seat = resolve(rules), learner_seat
         self.render_mode, self.perfect_information = render_mode, perfect_information
         self.observation_space = gymnasium.spaces.Box(0.0, np.inf, (obs_size(perfect_information),), np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
@@ -86,15 +85,33 @@ class SingleAgentEnv(gymnasium.Env):
             self._episode = 0
         else:
             self._episode += 1
-        self.seat = self._episode % 2 if self.learner_seat == "alternate" else int(self.learner_seat)
-        self._state = core.init(1, self.rules, seed=self._base_seed + self._episode, mode=self.mode)
-        self._opponent_moves()
-        return self._obs(), {"action_mask": self._mask(), "seat": self.seat}
+        # An episode starts at the learner's first decision: a game the opponent ends
+        # before it (a first-turn knock) is skipped, and reported in the info.
+        skipped = []
+        while True:
+            self.seat = self._episode % 2 if self.learner_seat == "alternate" else int(self.learner_seat)
+            self._state = core.init(1, self.rules, seed=self._base_seed + self._episode, mode=self.mode)
+            reward = self._opponent_moves()
+            if not self._state.done[0]:
+                break
+            skipped.append(
+                {
+                    "seat": self.seat,
+                    "reward": reward,
+                    "hand_kind": core.HAND_KIND_NAMES[self._state.hand_kind[0]],
+                    "final_scores": self._state.final_scores[0].tolist(),
+                }
+            )
+            self._episode += 1
+        info = {"action_mask": self._mask(), "seat": self.seat}
+        if skipped:
+            info["skipped_games"] = skipped
+        return self._obs(), info
 
     def step(self, action):
         s = self._state
         mask = self._mask()
-        a = int(action)
+        a = as_action(action)
         if not (0 <= a < NUM_ACTIONS and mask[a]):
             legal = ", ".join(describe(x) for x in np.flatnonzero(mask))
             message = f"illegal action {a} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"

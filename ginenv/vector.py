@@ -13,6 +13,7 @@ import numpy as np
 
 from ginenv import core
 from ginenv.observation import obs_size, observe
+from ginenv.options import env_options
 from ginenv.rules import Rules, resolve
 
 
@@ -55,8 +56,10 @@ class VectorEnv:
         perfect_information: bool = False,
         match_win_reward: float = 0.0,
     ):
-        self.num_envs, self.rules, self.seed = int(num_envs), resolve(rules), int(seed)
-        self.mode, self.reward_scale, self.match_win_reward = mode, float(reward_scale), float(match_win_reward)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.num_envs, self.rules, self.seed = int(num_envs), resolve(rules), seed
+        self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
         self.perfect_information = perfect_information
         self.obs_size = obs_size(perfect_information)
         self.state = core.init(self.num_envs, self.rules, self.seed, mode=mode, auto_reset=True)
@@ -70,7 +73,7 @@ class VectorEnv:
     def reset(self, seed: int | None = None):
         """Deal all games anew; returns (obs, action_mask, player) of the players to move."""
         if seed is not None:
-            self.seed = int(seed)
+            self.seed = seed
         self.state = core.init(self.num_envs, self.rules, self.seed, mode=self.mode, auto_reset=True)
         return self.observe(), core.legal_action_mask(self.state), self.state.current.copy()
 

@@ -36,10 +36,13 @@ def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) ->
     belief). A card of weight 0 goes to the opponent only if there are not enough others.
     The stock's order stays uniform.
     """
+    who = np.asarray(player)
+    if not np.issubdtype(who.dtype, np.integer) or who.ndim > 1 or not np.isin(who, (0, 1)).all():
+        raise ValueError(f"player must be 0, 1 or an array of them, one per game; got {player!r}")
     s = s.copy()
     b = s.batch_size
     rows = np.arange(b)
-    me = np.broadcast_to(np.asarray(player, np.int64), (b,))
+    me = np.broadcast_to(who.astype(np.int64), (b,))
     opp = 1 - me
     opp_hand = s._hands[rows, opp]
     known = s.took[rows, opp] & opp_hand

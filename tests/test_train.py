@@ -331,17 +331,18 @@ def test_the_shipped_run_resumes_from_its_old_format_trainer_state(tmp_path):
     step_dir, config = train.resumed_config(copy, train.make_config(sets=[f"log_dir={tmp_path / 'runs'}"]))
     assert config.opponents == {"self": 0.1, "snapshot": 0.1, "knock_early": 0.45, "gin_hunter": 0.35}
     assert config.network_spec().architecture == "belief"
-    before = {name: load_file(str(step / name)) for name in ("policy.safetensors", "trainer.safetensors")}
-    last = train.train(train.make_config(sets=[f"log_dir={tmp_path / 'runs'}"]), resume=copy, quiet=True)
-    assert last == step  # nothing left to do: 1525 updates of 1525
+    files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in copy.rglob("*") if p.is_file()}
+    logs = f"log_dir={tmp_path / 'runs'}"
+    assert train.train(train.make_config(sets=[logs]), resume=copy, quiet=True) == step  # 1525 updates of 1525
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in copy.rglob("*") if p.is_file()} == files
+    # One update more: the old engine-state names (game_seed, ...) come back under the new ones.
+    more = train.make_config(sets=[logs, f"total_decisions={1526 * 512 * 64}", "eval_every=0"])
+    last = train.train(more, resume=copy, quiet=True, resume_overrides=("total_decisions", "eval_every"))
+    assert last.name == "step_0000001526"
     meta = trainer_meta(last)
-    assert meta["update"] == 1525 and meta["pool_size"] == 5 and meta["decisions"] == 49971200
-    after = load_file(str(last / "policy.safetensors"))
-    assert all((after[k] == v).all() for k, v in before["policy.safetensors"].items())
-    # The old engine-state names (game_seed, after_discard, big_gin_ok) came back under the new ones.
-    trainer = load_file(str(last / "trainer.safetensors"))
-    assert (trainer["env._game_seed"] == before["trainer.safetensors"]["env.game_seed"]).all()
-    assert (trainer["opponents.kind"] == before["trainer.safetensors"]["trainer.opponent"]).all()
+    assert meta["update"] == 1526 and meta["pool_size"] == 5 and meta["decisions"] == 49971200 + 512 * 64
+    old = load_file(str(step / "trainer.safetensors"))
+    assert (load_file(str(last / "trainer.safetensors"))["env._game_seed"] == old["env.game_seed"]).all()
 
 
 def test_a_checkpoint_of_a_retired_variant_is_refused_by_name(tmp_path):
@@ -354,3 +355,41 @@ def test_a_checkpoint_of_a_retired_variant_is_refused_by_name(tmp_path):
     assert from_saved({"opponent_self": 1.0, "opponent_random": 0.0, "critic_lookahead": 0}) == {
         "opponents": {"self": 1.0}
     }
+
+
+def test_ctrl_c_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    sets = [
+        "num_envs=16",
+        "num_steps=8",
+        "num_minibatches=2",
+        "hidden_sizes=[16]",
+        "total_decisions=10000000",
+        "eval_every=0",
+        "checkpoint_every=100000",
+        f"log_dir={tmp_path / 'runs'}",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        "run_name=stopped",
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), *(a for s in sets for a in ("--set", s))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
+    lines = []
+    for line in proc.stdout:  # wait for the first update, then interrupt
+        lines.append(line)
+        if line.startswith("update 2/"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out = "".join(lines) + proc.communicate(timeout=120)[0]
+    assert proc.returncode == 0, out
+    assert "SIGINT: stopping at the end of this update" in out
+    assert f"continue with --resume {tmp_path / 'ck' / 'stopped'}" in out
+    step = (tmp_path / "ck" / "stopped" / "LATEST").read_text().strip()
+    assert json.loads((tmp_path / "ck" / "stopped" / step / "trainer.json").read_text())["update"] >= 2
