@@ -155,20 +155,18 @@ class Config:
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0")
         for name in (
-            "reward_scale",
             "match_win_reward",
             "clip_coef",
             "ent_coef",
             "ent_coef_final",
             "vf_coef",
-            "max_grad_norm",
             "target_kl",
             "belief_coef",
         ):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 problems.append(f"{name} must be a finite number >= 0, got {value}")
-        for name in ("learning_rate", "bc_learning_rate"):
+        for name in ("learning_rate", "bc_learning_rate", "reward_scale", "max_grad_norm"):
             value = getattr(self, name)
             if not math.isfinite(value) or value <= 0:
                 problems.append(f"{name} must be a finite number > 0, got {value}")

@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 
@@ -207,6 +209,17 @@ def main(argv=None) -> int:
         p.error(f"--{'hands' if args.hands is not None else 'matches'} must be at least 1, got {n}")
     if len(args.agents) < 2 or (len(args.agents) > 2 and not args.round_robin):
         p.error("give two agents, or two or more with --round-robin")
+    if args.seed < 0:
+        p.error(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.json is not None:  # refuse an unwritable path now, not after the evaluation
+        target = Path(args.json).resolve()
+        if (
+            target.is_dir()
+            or not target.parent.is_dir()
+            or not os.access(target.parent, os.W_OK)
+            or (target.exists() and not os.access(target, os.W_OK))
+        ):
+            p.error(f"--json {args.json}: cannot write there (is it a directory, or does its folder not exist?)")
     mode = "hand" if args.hands is not None else "match"
     try:
         agents = [make_agent(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)]
@@ -237,8 +250,9 @@ def main(argv=None) -> int:
         print("ratings: Bradley-Terry fitted to the match results, Elo scale (400 log10), mean 1500")
         out["ratings"] = dict(zip(names, ratings.tolist()))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        tmp = Path(args.json).with_name(f".{Path(args.json).name}.tmp{os.getpid()}")
+        tmp.write_text(json.dumps(out, indent=2))
+        os.replace(tmp, args.json)
     return 0
 
 

@@ -1,8 +1,11 @@
 """Export a trained policy to ONNX: ``python -m agents.export <checkpoint> --onnx out.onnx``.
 
-The ONNX model takes ``observation`` (B, 487) float32 and ``action_mask`` (B, 108) bool
+One self-contained file (the weights inside). The model takes ``observation`` (B, 487)
+float32 and ``action_mask`` (B, 108) int8, 1 for a legal action (the PettingZoo env's
+mask as it is; a bool mask from the vector or Gymnasium env: ``mask.astype(np.int8)``),
 and returns ``logits`` (B, 108) float32 with illegal actions at -1e8, and ``action``
-(B,) int64, the greedy legal action. Needs the ``onnx`` extra (onnx, onnxruntime).
+(B,) int64, the greedy legal action. Needs the ``onnx`` extra: ``pip install -e
+".[onnx]"`` (onnx, onnxruntime, onnxscript).
 """
 
 from __future__ import annotations
@@ -25,15 +28,17 @@ class _Greedy(nn.Module):
         self.actor = actor
 
     def forward(self, observation, action_mask):
-        logits = masked_logits(self.actor(observation), action_mask)
+        logits = masked_logits(self.actor(observation), action_mask != 0)
         return logits, logits.argmax(-1)
 
 
 def export_onnx(checkpoint, out_path) -> None:
+    """Write the checkpoint's actor as one self-contained ONNX file (weights inside)."""
     policy = load_policy(checkpoint)
     module = _Greedy(policy.model.actor).eval()
     obs = torch.zeros(2, OBS_SIZE)
-    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.bool)
+    mask = torch.ones(2, NUM_ACTIONS, dtype=torch.int8)
+    batch = torch.export.Dim("batch")
     torch.onnx.export(
         module,
         (obs, mask),
@@ -42,12 +47,8 @@ def export_onnx(checkpoint, out_path) -> None:
         output_names=["logits", "action"],
         opset_version=18,
         dynamo=True,
-        dynamic_axes={
-            "observation": {0: "batch"},
-            "action_mask": {0: "batch"},
-            "logits": {0: "batch"},
-            "action": {0: "batch"},
-        },
+        external_data=False,
+        dynamic_shapes=({0: batch}, {0: batch}),
     )
 
 
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
     except CheckpointError as e:
         p.error(str(e))
     except ImportError as e:
-        print(f"ONNX export needs the onnx extra: pip install 'ginenv[onnx]' ({e})", file=sys.stderr)
+        print(f'ONNX export needs the onnx extra: pip install -e ".[onnx]" ({e})', file=sys.stderr)
         return 2
     print(f"wrote {args.onnx}")
     return 0

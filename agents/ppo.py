@@ -62,7 +62,9 @@ def update(
     n = len(batch["b_obs"])
     clipfracs, stats = [], {}
     for _ in range(c.update_epochs):
-        for part in np.array_split(rng.permutation(n), c.num_minibatches):
+        # Fewer minibatches when the learner made few decisions: none may hold fewer than
+        # two (an advantage's standard deviation needs two).
+        for part in np.array_split(rng.permutation(n), max(1, min(c.num_minibatches, n // 2))):
             mb = torch.from_numpy(part).to(device)
             mb_obs, mb_opp = batch["b_obs"][mb], batch["b_opp"][mb]
             newlogprob, entropy, newvalue, aux = model.evaluate_actions(

@@ -253,12 +253,13 @@ def assert_onnx_matches_torch(ort, checkpoint, tmp_path, games, steps):
 
     out = tmp_path / "policy.onnx"
     assert export_main([str(checkpoint), "--onnx", str(out)]) == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("policy.onnx")] == ["policy.onnx"]  # one file
     policy = load_policy(checkpoint)
     env = VectorEnv(games, "standard", seed=11)
     obs, mask, _ = env.reset()
     session = ort.InferenceSession(str(out))
     for _ in range(steps):
-        _, actions = session.run(None, {"observation": obs, "action_mask": mask})
+        _, actions = session.run(None, {"observation": obs, "action_mask": mask.astype(np.int8)})
         assert (actions == policy.act(obs, mask)).all()
         step = env.step(policy.act(obs, mask, deterministic=False))
         obs, mask = step.obs.copy(), step.action_mask
