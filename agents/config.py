@@ -252,7 +252,10 @@ def _coerce(name: str, text, kind):
         if text.lower() in ("false", "0", "no"):
             return False
         raise ValueError(f"{name} must be true or false, got {text!r}")
-    value = yaml.safe_load(text) if isinstance(text, str) and expected is not str else text
+    try:
+        value = yaml.safe_load(text) if isinstance(text, str) and expected is not str else text
+    except yaml.YAMLError:
+        raise ValueError(f"{name} must be a {expected.__name__}, got {text!r} (not valid YAML)") from None
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, expected) or (expected in (int, float) and isinstance(value, bool)):

@@ -446,7 +446,8 @@ def from_view(
         if ids.size and (not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= NUM_CARDS):
             raise ValueError(f"{name} must hold card ids 0..{NUM_CARDS - 1}, got {ids.tolist()}")
     if (
-        len(scores) != 2
+        not isinstance(scores, (tuple, list, np.ndarray))
+        or len(scores) != 2
         or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) for x in scores)
         or not (0 <= min(scores) and max(scores) < rules.target)
     ):
@@ -484,6 +485,8 @@ def from_view(
         raise ValueError(
             f"the stock would hold {len(stock)} cards; in phase {PHASE_NAMES[phase]} it holds at least {least}"
         )
+    if isinstance(taken, bool) or not isinstance(taken, (int, np.integer)) or not -1 <= taken < NUM_CARDS:
+        raise ValueError(f"taken must be a card id 0..{NUM_CARDS - 1} (or -1: none), got {taken!r}")
     if taken >= 0 and (phase != DISCARD or taken not in hand):
         raise ValueError("taken must be a card of the hand, and only in the discard phase")
     if rules.oklahoma and knock_limit is None:

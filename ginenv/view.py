@@ -15,6 +15,8 @@ project's env would give. Use it to ask a trained policy for a move::
 
 from __future__ import annotations
 
+import numpy as np
+
 from ginenv import core
 from ginenv.cards import parse_cards
 from ginenv.observation import observe
@@ -22,10 +24,17 @@ from ginenv.observation import observe
 PHASES = {"offer": core.OFFER, "forced_draw": core.FORCED_DRAW, "draw": core.DRAW, "discard": core.DISCARD}
 
 
-def _cards(x):
+def _cards(name: str, x) -> list:
+    """Cards given as text (``"As 2s"``) or card ids, as a list of ids."""
     if isinstance(x, str):
-        return [int(c) for c in parse_cards(x)]
-    return [int(c) for c in x]
+        try:
+            return [int(c) for c in parse_cards(x)]
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+    ids = np.asarray(x if isinstance(x, (list, tuple, np.ndarray)) else [None], dtype=object).reshape(-1)
+    if not all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in ids):
+        raise ValueError(f"{name} must be cards as text ('As 2s') or a list of card ids 0..51, got {x!r}")
+    return [int(c) for c in ids]
 
 
 def position(
@@ -53,18 +62,18 @@ def position(
     thrown face up (or the upcard passed) so far this hand; ``knock_limit``: this
     hand's limit (needed under Oklahoma rules, where the upcard set it). Built by
     ``core.from_view``."""
-    if phase not in PHASES:
+    if not isinstance(phase, str) or phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
-    taken_id = -1 if taken is None else _cards([taken] if not isinstance(taken, str) else taken)[0]
+    taken_id = -1 if taken is None else (_cards("taken", [taken] if not isinstance(taken, str) else taken) + [-1])[0]
     return core.from_view(
-        _cards(hand),
-        _cards(pile),
+        _cards("hand", hand),
+        _cards("pile", pile),
         phase=PHASES[phase],
         taken=taken_id,
-        opponent_took=_cards(opponent_took),
-        opponent_discarded=_cards(opponent_discarded),
-        opponent_passed=_cards(opponent_passed),
-        my_discards=_cards(my_discards),
+        opponent_took=_cards("opponent_took", opponent_took),
+        opponent_discarded=_cards("opponent_discarded", opponent_discarded),
+        opponent_passed=_cards("opponent_passed", opponent_passed),
+        my_discards=_cards("my_discards", my_discards),
         dealer=dealer,
         scores=scores,
         turn=turn,
