@@ -64,6 +64,18 @@ class Policy:
         out = actions.cpu().numpy().astype(np.int64)
         return int(out[0]) if single else out
 
+    @torch.no_grad()
+    def probabilities(self, observation, action_mask) -> np.ndarray:
+        """The policy's probability of each action (0 for illegal ones): ``(108,)`` for one
+        observation, ``(B, 108)`` for a batch."""
+        device = next(self.model.parameters()).device
+        obs = torch.as_tensor(np.asarray(observation, np.float32), device=device)
+        mask = torch.as_tensor(np.asarray(action_mask).astype(bool), device=device)
+        single = obs.ndim == 1
+        probs = self.model.action_dist(obs[None] if single else obs, mask[None] if single else mask).probs
+        out = probs.cpu().numpy()
+        return out[0] if single else out
+
 
 def load_policy(path, seed: int = 0) -> Policy:
     """Load a checkpoint (run dir, step dir or policy file) as a ``Policy``."""

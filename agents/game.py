@@ -1,0 +1,253 @@
+"""One game between a person and an agent, behind every frontend (terminal, web, API).
+
+``Game(opponent, rules, mode, seed, seat)`` holds one engine game (batch 1): the person
+sits in ``seat``, the agent in the other. ``play(action)`` applies the person's move
+(an action id of ``ginenv.actions``; anything illegal is refused with the legal moves
+named, nothing applied), then the agent's replies up to the person's next decision or
+the end of the game. A hand that ends on the way is recorded in full (both hands, melds,
+lay-offs, points), and in a match the next hand is dealt and played on to the person's
+first decision. ``view()`` is what the person may see, as JSON-ready data: never a card
+of the agent's hand or of the stock while a hand is in play.
+
+``parse_move(text, legal)`` reads the terminal's move words (``draw``, ``take``,
+``pass``, ``7h``, ``knock 7h``, ``gin 7h``, ``big gin``) into an action id.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ginenv import actions as A
+from ginenv import core
+from ginenv.cards import CARD_VALUES, format_card, parse_cards
+from ginenv.melds import best_melds
+from ginenv.observation import observe
+from ginenv.rules import resolve
+from ginenv.scoring import score_hand
+
+HUMAN, BOT = "human", "bot"
+
+
+def cards(ids) -> list:
+    """Card ids (or a bool hand of 52) as notation, sorted by suit then rank."""
+    ids = np.flatnonzero(ids) if np.asarray(ids).dtype == bool else np.asarray(ids, np.int64)
+    return [format_card(c) for c in sorted(int(c) for c in ids)]
+
+
+def arrangement(hand) -> dict:
+    """A hand sorted into its best melds, with the deadwood cards and count."""
+    groups, dead = best_melds(hand)
+    return {
+        "melds": [cards(g) for g in groups],
+        "deadwood_cards": cards(dead),
+        "deadwood": int(CARD_VALUES[dead].sum()),
+    }
+
+
+def label(action: int) -> str:
+    return A.describe(action)
+
+
+class Game:
+    """One game of a person (``seat``) against ``agent`` (anything with ``act``)."""
+
+    def __init__(self, agent, rules=None, mode: str = "match", seed: int = 0, seat: int = 0):
+        if seat not in (0, 1) or isinstance(seat, bool):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        if mode not in core.MODES:
+            raise ValueError(f"mode must be one of {', '.join(core.MODES)}, got {mode!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.agent, self.rules, self.mode, self.seed, self.seat = agent, resolve(rules), mode, seed, seat
+        self.state = core.init(1, self.rules, seed=seed, mode=mode)
+        self.results: list = []  # every finished hand, in order
+        self.moves: list = []  # every move of this hand so far: {"player", "action", "label"}
+        self.last_bot_moves: list = []
+        self.last_bot_moves = self._bot_moves()
+
+    # ------------------------------------------------------------------- state
+    @property
+    def over(self) -> bool:
+        return bool(self.state.done[0])
+
+    @property
+    def to_move(self) -> str | None:
+        if self.over:
+            return None
+        return HUMAN if int(self.state.current[0]) == self.seat else BOT
+
+    def legal_actions(self) -> list:
+        """The person's legal moves as ``{"id", "label"}`` (none when it is not to move)."""
+        if self.to_move != HUMAN:
+            return []
+        return [{"id": int(a), "label": label(a)} for a in np.flatnonzero(core.legal_action_mask(self.state)[0])]
+
+    def observation(self):
+        """The person's observation and mask (for a hint from a policy)."""
+        return observe(self.state, self.seat)[0], core.legal_action_mask(self.state)[0]
+
+    # ------------------------------------------------------------------- moves
+    def play(self, action) -> list:
+        """Apply the person's move, then the agent's replies; returns the agent's moves.
+        ``ValueError`` (nothing applied) for an action that is not legal now."""
+        legal = {a["id"] for a in self.legal_actions()}
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or int(action) not in legal:
+            if self.to_move != HUMAN:
+                raise ValueError("it is not your move: the game is over" if self.over else "it is not your move")
+            names = ", ".join(f"{a['id']} ({a['label']})" for a in self.legal_actions())
+            raise ValueError(f"illegal action {action!r}; legal actions: {names}")
+        self._step(int(action), HUMAN)
+        self.last_bot_moves = self._bot_moves()
+        return self.last_bot_moves
+
+    def _step(self, action: int, who: str) -> None:
+        s = self.state
+        self.moves.append({"player": who, "action": action, "label": label(action), "hand": int(s.hand_no[0])})
+        core.step(s, np.array([action]))
+        if s.hand_ended[0]:
+            self.results.append(self._result())
+            self.moves = []
+
+    def _bot_moves(self) -> list:
+        out = []
+        while self.to_move == BOT:
+            s = self.state
+            other = 1 - self.seat
+            mask = core.legal_action_mask(s)
+            action = int(np.asarray(self.agent.act(observe(s, other), mask)).reshape(-1)[0])
+            shown = self._public_label(action)
+            hand = int(s.hand_no[0])
+            self._step(action, BOT)
+            out.append({"action": action if not A.is_knock(action) else None, "label": shown, "hand": hand})
+        return out
+
+    def _public_label(self, action: int) -> str:
+        """What the person sees of the agent's move: a knock's card lies face down until
+        the hand is laid out, which the hand's result then shows."""
+        return "knock" if A.is_knock(action) else label(action)
+
+    # ------------------------------------------------------------------ results
+    def _result(self) -> dict:
+        """The hand that just ended, laid out: both hands, melds, lay-offs, points."""
+        s = self.state
+        kind = core.HAND_KIND_NAMES[int(s.hand_kind[0])]
+        hands = s.last_hands[0]
+        me, bot = self.seat, 1 - self.seat
+        who = {me: HUMAN, bot: BOT}
+        out = {
+            "hand": int(s.hand_no[0]) - (0 if s.game_ended[0] else 1),
+            "kind": kind,
+            "points": {HUMAN: int(s.hand_points[0, me]), BOT: int(s.hand_points[0, bot])},
+            "hands": {who[p]: arrangement(hands[p]) for p in (0, 1)},
+            "knocker": None,
+            "layoffs": [],
+        }
+        knocker = int(s.last_knocker[0])
+        if knocker >= 0:
+            r = score_hand(
+                hands[knocker],
+                hands[1 - knocker],
+                self.rules,
+                big_gin=kind == "big_gin",
+                knock_limit=int(s.hand_knock_limit[0]),
+            )
+            out["knocker"] = who[knocker]
+            out["knock_card"] = format_card(s.knock_card[0]) if s.knock_card[0] >= 0 else None
+            out["hands"][who[knocker]] = {
+                "melds": [cards(m) for m in r.knocker_melds],
+                "deadwood_cards": cards(r.knocker_deadwood_cards),
+                "deadwood": int(r.knocker_deadwood),
+            }
+            out["hands"][who[1 - knocker]] = {
+                "melds": [cards(m) for m in r.defender_melds],
+                "deadwood_cards": cards(r.defender_deadwood_cards),
+                "deadwood": int(r.defender_deadwood),
+            }
+            out["layoffs"] = [{"card": format_card(c), "onto": cards(r.knocker_melds[m])} for c, m in r.layoffs]
+        if s.game_ended[0] and self.mode == "match":
+            out["match"] = {
+                "final": {HUMAN: int(s.final_scores[0, me]), BOT: int(s.final_scores[0, bot])},
+                "bonuses": {HUMAN: int(s.bonus_points[0, me]), BOT: int(s.bonus_points[0, bot])},
+                "winner": None if s.winner[0] < 0 else who[int(s.winner[0])],
+            }
+        return out
+
+    # ---------------------------------------------------------------------- view
+    def view(self) -> dict:
+        """What the person may see now, JSON-ready. Built only from the person's own
+        hand, the face-up cards, the public record of the hand and the scores."""
+        s = self.state
+        me, bot = self.seat, 1 - self.seat
+        pile = [format_card(c) for c in s.pile[0, : s.pile_size[0]]]
+        hand = s.hands_of(me)[0]
+        took = s.took[0, bot] & s.hands_of(bot)[0]  # taken from the pile and still held: seen by all
+        taken = int(s.taken[0])
+        out = {
+            "mode": self.mode,
+            "seat": me,
+            "phase": core.PHASE_NAMES[int(s.phase[0])],
+            "to_move": self.to_move,
+            "hand_no": int(s.hand_no[0]),
+            "dealer": HUMAN if int(s.dealer[0]) == me else BOT,
+            "hand": cards(hand),
+            "arrangement": arrangement(hand),
+            "taken": format_card(taken) if taken >= 0 and self.to_move == HUMAN else None,
+            "stock_size": int(s.stock_size[0]),
+            "discard_pile": pile,
+            "opponent_took": cards(took),
+            "opponent_discarded": cards(s.discarded[0, bot] | s.passed[0, bot]),
+            "opponent_cards": int(s.hands_of(bot)[0].sum()),
+            "knock_limit": int(s.knock_limit[0]),
+            "scores": {HUMAN: int(s.scores[0, me]), BOT: int(s.scores[0, bot])},
+            "target": self.rules.target,
+            "legal_actions": self.legal_actions(),
+            "moves": list(self.moves),  # this hand's moves (a knock ends the hand)
+            "bot_moves": self.last_bot_moves,
+            "over": self.over,
+        }
+        if self.results:
+            out["result"] = self.results[-1]
+            out["hands_played"] = len(self.results)
+        return out
+
+
+def parse_move(text: str, legal: list) -> int:
+    """A typed move as an action id among ``legal`` (``{"id", "label"}``): ``draw``,
+    ``take``, ``pass``, a card (``7h``: discard it), ``knock 7h`` or ``gin 7h``, ``big gin``.
+    ``ValueError`` saying what was wrong and what is legal."""
+    words = text.strip().lower().split()
+    ids = {a["id"] for a in legal}
+    named = {"draw": A.DRAW_STOCK, "stock": A.DRAW_STOCK, "take": A.TAKE_DISCARD, "pass": A.PASS}
+    if not words:
+        raise ValueError("type a move (help lists them)")
+    if len(words) == 1 and words[0] in named:
+        action = named[words[0]]
+    elif words in (["big", "gin"], ["biggin"]):
+        action = A.BIG_GIN
+    elif len(words) == 2 and words[0] in ("knock", "gin"):
+        action = A.knock(_one_card(words[1]))
+    elif len(words) == 1:
+        action = A.discard(_one_card(words[0]))
+    else:
+        raise ValueError(f"cannot read {text.strip()!r} as a move")
+    if action not in ids:
+        raise ValueError(f"{label(action)} is not legal now; legal: {', '.join(a['label'] for a in legal)}")
+    return action
+
+
+def _one_card(token: str) -> int:
+    ids = parse_cards(token)
+    if len(ids) != 1:
+        raise ValueError(f"expected one card, got {token!r}")
+    return int(ids[0])
+
+
+def hint(game: Game, policy, k: int = 3) -> list:
+    """The ``k`` moves ``policy`` (anything with ``probabilities(obs, mask)``) likes best
+    for the person's position: ``{"id", "label", "probability"}``, best first."""
+    if game.to_move != HUMAN:
+        return []
+    obs, mask = game.observation()
+    p = np.asarray(policy.probabilities(obs, mask), np.float64).reshape(-1)
+    best = [int(a) for a in np.argsort(-p, kind="stable")[:k] if mask[a]]
+    return [{"id": a, "label": label(a), "probability": round(float(p[a]), 4)} for a in best]

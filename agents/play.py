@@ -1,0 +1,179 @@
+"""Play the bot in a terminal: ``python -m agents.play [--opponent SPEC] [--rules PRESET]
+[--mode hand|match] [--seed N] [--seat 0|1]``.
+
+The opponent is any agent spec (a baseline name or a checkpoint; default the shipped
+bot). Moves are typed one a line: ``draw``, ``take``, ``pass``, a card to discard
+(``7h``), ``knock 7h`` (discard 7h face down; gin when nothing is left), ``big gin``;
+``help`` lists the legal moves, ``hint`` shows the bot's top moves for your position
+with their probabilities, ``quit`` ends. A wrong or illegal entry gets a message and the
+prompt again, nothing applied. It reads a pipe as well as a terminal, so a whole game
+can be scripted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agents import make_agent
+from agents.game import BOT, HUMAN, Game, hint, parse_move
+from ginenv import actions as A
+from ginenv.rules import PRESETS
+
+SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
+PROMPT = "> "
+
+
+def hint_policy(opponent):
+    """The policy whose probabilities give hints: the opponent if it is a trained policy,
+    else the shipped bot (None if neither is at hand)."""
+    if hasattr(opponent, "probabilities"):
+        return opponent
+    try:
+        return make_agent(str(SHIPPED))
+    except (ValueError, ImportError):
+        return None
+
+
+def show_hand(a: dict) -> str:
+    groups = " ".join(f"[{' '.join(m)}]" for m in a["melds"])
+    return f"{groups} {' '.join(a['deadwood_cards'])}".strip() + f"   (deadwood {a['deadwood']})"
+
+
+def show_table(v: dict) -> str:
+    lines = [
+        f"hand {v['hand_no']} - you {v['scores'][HUMAN]}, bot {v['scores'][BOT]} (to {v['target']}) - "
+        f"{'you deal' if v['dealer'] == HUMAN else 'the bot deals'} - stock {v['stock_size']} - "
+        f"knock limit {v['knock_limit']}"
+    ]
+    pile = v["discard_pile"]
+    lines.append(f"discard pile: {' '.join(pile[:-1] + [f'[{pile[-1]}]'])}" if pile else "discard pile: empty")
+    if v["opponent_took"] or v["opponent_discarded"]:
+        lines.append(
+            f"the bot took {' '.join(v['opponent_took']) or '-'}; threw {' '.join(v['opponent_discarded']) or '-'}"
+        )
+    lines.append(f"your hand: {show_hand(v['arrangement'])}" + (f"   (just took {v['taken']})" if v["taken"] else ""))
+    return "\n".join(lines)
+
+
+def show_result(r: dict) -> str:
+    lines = [f"--- hand {r['hand']} over: {r['kind'].replace('_', ' ')}"]
+    for who in (HUMAN, BOT):
+        name = "you" if who == HUMAN else "bot"
+        mark = " (knocked)" if r["knocker"] == who else ""
+        lines.append(f"  {name:4s}{mark}: {show_hand(r['hands'][who])}")
+    for lay in r["layoffs"]:
+        lines.append(f"  laid off {lay['card']} onto {' '.join(lay['onto'])}")
+    lines.append(f"  points: you {r['points'][HUMAN]}, bot {r['points'][BOT]}")
+    if "match" in r:
+        m = r["match"]
+        winner = {HUMAN: "you win", BOT: "the bot wins", None: "a draw"}[m["winner"]]
+        lines.append(
+            f"=== match over: {winner}. Final: you {m['final'][HUMAN]}, bot {m['final'][BOT]} "
+            f"(bonuses: you {m['bonuses'][HUMAN]}, bot {m['bonuses'][BOT]})"
+        )
+    return "\n".join(lines)
+
+
+def summarize(legal: list) -> str:
+    """The legal moves in a line: ``draw | take | discard 4s 6s ... | knock 9s | big gin``."""
+    discards = [a["label"].split()[-1] for a in legal if a["id"] < A.KNOCK]
+    knocks = [a["label"].split()[-1] for a in legal if A.KNOCK <= a["id"] < A.DRAW_STOCK]
+    words = {A.DRAW_STOCK: "draw", A.TAKE_DISCARD: "take", A.PASS: "pass", A.BIG_GIN: "big gin"}
+    parts = [words[a["id"]] for a in legal if a["id"] in words]
+    if discards:
+        parts.append("discard " + " ".join(discards))
+    if knocks:
+        parts.append("knock " + " ".join(knocks))
+    return " | ".join(parts)
+
+
+def run(game: Game, lines, out, hinter=None) -> int:
+    """Play ``game`` reading moves from ``lines`` and writing to ``out``; returns the
+    number of moves made."""
+    say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
+    seen, made = 0, 0
+
+    def report(bot_moves):
+        nonlocal seen
+        for m in bot_moves:
+            say(f"bot: {m['label']}")
+        for r in game.results[seen:]:
+            say(show_result(r))
+        seen = len(game.results)
+
+    report(game.last_bot_moves)
+    lines = iter(lines)
+    redraw = True
+    while not game.over:
+        v = game.view()
+        if redraw:
+            say()
+            say(show_table(v))
+            say(f"your move: {summarize(v['legal_actions'])}   (help, hint, quit)")
+        redraw = False
+        out.write(PROMPT)
+        out.flush()
+        line = next(lines, None)
+        if line is None or line.strip().lower() in ("quit", "exit", "q"):
+            say("\nbye")
+            return made
+        word = line.strip().lower()
+        if word in ("help", "?"):
+            say("legal moves: " + "; ".join(a["label"] for a in v["legal_actions"]))
+            say("type: draw, take, pass, a card to discard (7h), knock 7h, big gin, hint, quit")
+            continue
+        if word == "hint":
+            tips = hint(game, hinter) if hinter is not None else []
+            say(
+                "hint: "
+                + (
+                    "; ".join(f"{t['label']} ({t['probability']:.0%})" for t in tips)
+                    if tips
+                    else "no trained policy at hand for hints"
+                )
+            )
+            continue
+        try:
+            action = parse_move(line, v["legal_actions"])
+        except ValueError as e:
+            say(f"? {e}")
+            continue
+        made += 1
+        report(game.play(action))
+        redraw = True
+    return made
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m agents.play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--opponent", default=str(SHIPPED), help="a baseline name or a checkpoint (default: the shipped bot)"
+    )
+    p.add_argument("--rules", default="standard", choices=list(PRESETS))
+    p.add_argument("--mode", default="match", choices=["hand", "match"])
+    p.add_argument("--seed", type=int, default=None, help="the deal's seed (default: a new one each time)")
+    p.add_argument("--seat", type=int, default=0, choices=[0, 1], help="your seat (0 or 1)")
+    args = p.parse_args(argv)
+    if args.seed is not None and args.seed < 0:
+        p.error(f"--seed must be a non-negative integer, got {args.seed}")
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    try:
+        opponent = make_agent(args.opponent, seed=seed)
+    except ValueError as e:
+        p.error(str(e))
+    game = Game(opponent, args.rules, args.mode, seed, args.seat)
+    print(
+        f"gin rummy against {getattr(opponent, 'name', args.opponent)}, {args.rules} rules, "
+        f"{'one hand' if args.mode == 'hand' else 'a match'}, seed {seed}"
+    )
+    run(game, sys.stdin, sys.stdout, hint_policy(opponent))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,245 @@
+// The page: one game against the bot over the JSON API of agents/serve.py.
+"use strict";
+
+const SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };
+const DRAW = 104, TAKE = 105, PASS = 106, BIG_GIN = 107, KNOCK = 52;
+let game = null;          // {id, state}
+let knocking = false;     // the next card clicked knocks
+let selected = 0;         // keyboard-selected card
+let shownResults = 0;     // results already shown in the overlay
+
+const $ = (id) => document.getElementById(id);
+
+function cardEl(card, opts = {}) {
+  const el = document.createElement(opts.button ? "button" : "div");
+  const rank = card.slice(0, -1), suit = card.slice(-1);
+  el.className = "card" + (suit === "h" || suit === "d" ? " red" : "") + (opts.small ? " small" : "");
+  el.dataset.card = card;
+  el.innerHTML = `<span class="rank">${rank === "T" ? "10" : rank}</span><span class="suit">${SUITS[suit]}</span>`;
+  el.setAttribute("aria-label", card);
+  return el;
+}
+
+async function api(method, path, body) {
+  document.body.dataset.pending = "1";
+  try {
+    const res = await fetch(path, {
+      method, headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const data = await res.json();
+    if (!res.ok) throw new Error(data.error || res.statusText);
+    return data;
+  } finally {
+    document.body.dataset.pending = "0";
+  }
+}
+
+function legal(id) { return game.state.legal_actions.some((a) => a.id === id); }
+
+async function newGame() {
+  shownResults = 0;
+  knocking = false;
+  game = await api("POST", "/api/games", { mode: $("mode").value });
+  $("log").innerHTML = "";
+  render(game.state.bot_moves);
+}
+
+async function play(action) {
+  if (!game || !legal(action)) return;
+  knocking = false;
+  $("hint-box").textContent = "";
+  try {
+    const out = await api("POST", `/api/games/${game.id}/actions`, { action });
+    game = { id: out.id, state: out.state };
+    render(out.bot_moves);
+  } catch (e) {
+    $("prompt").textContent = e.message;
+  }
+}
+
+function render(botMoves) {
+  const s = game.state;
+  $("scores").innerHTML = `<b>You ${s.scores.human}</b> · <b>Bot ${s.scores.bot}</b> <span class="sub">to ${s.target} · hand ${s.hand_no} · ${s.dealer === "human" ? "you deal" : "the bot deals"}</span>`;
+  $("bot-count").textContent = `(${s.opponent_cards} cards)`;
+  $("bot-hand").innerHTML = "";
+  for (let i = 0; i < s.opponent_cards; i++) {
+    const b = document.createElement("div");
+    b.className = "card back";
+    $("bot-hand").appendChild(b);
+  }
+  const known = $("bot-known");
+  known.innerHTML = "";
+  if (s.opponent_took.length) {
+    known.append("took and holds: ");
+    s.opponent_took.forEach((c) => known.appendChild(cardEl(c, { small: true })));
+  }
+  $("stock-size").textContent = s.stock_size;
+  $("stock").disabled = !legal(DRAW);
+  const pile = $("pile");
+  pile.innerHTML = "";
+  const shown = s.discard_pile.slice(-6);
+  shown.forEach((c, i) => {
+    const el = cardEl(c, { button: i === shown.length - 1 });
+    if (i === shown.length - 1) {
+      el.id = "top";
+      el.disabled = !legal(TAKE);
+      el.title = "take it (T)";
+      el.onclick = () => play(TAKE);
+    } else el.classList.add("under");
+    pile.appendChild(el);
+  });
+  if (botMoves && botMoves.length) {
+    $("news").textContent = "Bot: " + botMoves.map((m) => m.label).join(", then ");
+  } else if (!s.over) $("news").textContent = "";
+  // your hand, sorted into melds
+  const hand = $("hand");
+  hand.innerHTML = "";
+  const groups = s.arrangement.melds.map((m) => ({ cards: m, meld: true }))
+    .concat(s.arrangement.deadwood_cards.length ? [{ cards: s.arrangement.deadwood_cards, meld: false }] : []);
+  let index = 0;
+  for (const g of groups) {
+    const box = document.createElement("div");
+    box.className = "group" + (g.meld ? " meld" : "");
+    for (const c of g.cards) {
+      const id = cardId(c);
+      const el = cardEl(c, { button: true });
+      const can = legal(id) || legal(KNOCK + id);
+      el.disabled = !can;
+      el.dataset.index = index++;
+      if (c === s.taken) el.classList.add("taken");
+      if (knocking && legal(KNOCK + id)) el.classList.add("knockable");
+      el.onclick = () => play(knocking ? KNOCK + id : id);
+      box.appendChild(el);
+    }
+    hand.appendChild(box);
+  }
+  $("deadwood").textContent = `deadwood ${s.arrangement.deadwood}`;
+  selected = Math.min(selected, index - 1);
+  markSelected();
+  $("draw").disabled = !legal(DRAW);
+  $("take").disabled = !legal(TAKE);
+  $("pass").disabled = !legal(PASS);
+  $("biggin").disabled = !legal(BIG_GIN);
+  $("knock").disabled = !s.legal_actions.some((a) => a.id >= KNOCK && a.id < DRAW);
+  $("knock").classList.toggle("on", knocking);
+  $("hint").disabled = s.to_move !== "human";
+  $("prompt").textContent = s.over ? "Game over: start a new one." :
+    knocking ? "Knock: click the card to lay face down." : prompt(s);
+  const log = $("log");
+  log.innerHTML = "";
+  s.moves.forEach((m) => {
+    const li = document.createElement("li");
+    li.textContent = `${m.player === "human" ? "You" : "Bot"}: ${m.label}`;
+    log.appendChild(li);
+  });
+  if (s.result && (s.hands_played || 0) > shownResults) showResult(s.result, s);
+}
+
+function prompt(s) {
+  if (s.to_move !== "human") return "";
+  if (legal(PASS)) return "Take the upcard or pass.";
+  if (legal(DRAW)) return "Draw from the stock, or take the top discard.";
+  return "Discard a card (click it), or knock.";
+}
+
+function cardId(card) {
+  const ranks = "A23456789TJQK", suits = "shdc";
+  return suits.indexOf(card.slice(-1)) * 13 + ranks.indexOf(card.slice(0, -1));
+}
+
+function showResult(r, s) {
+  shownResults = s.hands_played;
+  const who = { human: "You", bot: "The bot" };
+  const title = r.kind === "dead" || r.kind === "truncated" ? "A dead hand: nobody scores" :
+    `${who[r.knocker] || ""} ${r.kind === "undercut" ? "knocked and was undercut" : r.kind.replace("_", " ")}`;
+  $("result-title").textContent = `Hand ${r.hand}: ${title}`;
+  const body = $("result-body");
+  body.innerHTML = "";
+  for (const p of ["human", "bot"]) {
+    const row = document.createElement("div");
+    row.className = "result-row";
+    row.dataset.player = p;
+    row.append(`${who[p]}: `);
+    const a = r.hands[p];
+    a.melds.forEach((m) => {
+      const g = document.createElement("span");
+      g.className = "group meld";
+      m.forEach((c) => g.appendChild(cardEl(c, { small: true })));
+      row.appendChild(g);
+    });
+    const d = document.createElement("span");
+    d.className = "group";
+    a.deadwood_cards.forEach((c) => d.appendChild(cardEl(c, { small: true })));
+    row.appendChild(d);
+    row.append(` deadwood ${a.deadwood} · ${r.points[p]} points`);
+    body.appendChild(row);
+  }
+  if (r.layoffs.length) {
+    const lay = document.createElement("p");
+    lay.textContent = "Laid off: " + r.layoffs.map((l) => `${l.card} onto ${l.onto.join(" ")}`).join("; ");
+    body.appendChild(lay);
+  }
+  if (r.match) {
+    const m = document.createElement("p");
+    m.className = "match";
+    const winner = r.match.winner === "human" ? "You win the match!" : r.match.winner === "bot" ? "The bot wins the match." : "The match is a draw.";
+    m.textContent = `${winner} Final: you ${r.match.final.human}, bot ${r.match.final.bot} (bonuses ${r.match.bonuses.human} / ${r.match.bonuses.bot}).`;
+    body.appendChild(m);
+  }
+  $("next").textContent = s.over ? "New game" : "Next hand";
+  $("result").hidden = false;
+  $("next").focus();
+}
+
+function closeResult() {
+  $("result").hidden = true;
+  if (game.state.over) newGame();
+}
+
+async function showHint() {
+  if (!game || game.state.to_move !== "human") return;
+  try {
+    const out = await api("GET", `/api/games/${game.id}/hint`);
+    $("hint-box").textContent = "Bot would: " + out.hint.map((h) => `${h.label} (${Math.round(h.probability * 100)}%)`).join(" · ");
+  } catch (e) {
+    $("hint-box").textContent = e.message;
+  }
+}
+
+function markSelected() {
+  document.querySelectorAll("#hand .card").forEach((el) => el.classList.toggle("selected", +el.dataset.index === selected));
+}
+
+$("new").onclick = newGame;
+$("stock").onclick = () => play(DRAW);
+$("draw").onclick = () => play(DRAW);
+$("take").onclick = () => play(TAKE);
+$("pass").onclick = () => play(PASS);
+$("biggin").onclick = () => play(BIG_GIN);
+$("knock").onclick = () => { knocking = !knocking; render(); };
+$("hint").onclick = showHint;
+$("next").onclick = closeResult;
+
+document.addEventListener("keydown", (e) => {
+  if (e.target.tagName === "SELECT") return;
+  if (!$("result").hidden) {
+    if (e.key === "Enter" || e.key === "Escape" || e.key === " ") { e.preventDefault(); closeResult(); }
+    return;
+  }
+  const cards = [...document.querySelectorAll("#hand .card")];
+  const key = e.key.toLowerCase();
+  if (key === "d") play(DRAW);
+  else if (key === "t") play(TAKE);
+  else if (key === "p") play(PASS);
+  else if (key === "b") play(BIG_GIN);
+  else if (key === "k") { knocking = !knocking; render(); }
+  else if (key === "h") showHint();
+  else if (key === "n") newGame();
+  else if (e.key === "ArrowRight") { selected = Math.min(selected + 1, cards.length - 1); markSelected(); }
+  else if (e.key === "ArrowLeft") { selected = Math.max(selected - 1, 0); markSelected(); }
+  else if (e.key === "Enter" && cards[selected]) { cards[selected].click(); }
+  else if (e.key === "Escape") { knocking = false; render(); }
+});
+
+newGame();

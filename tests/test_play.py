@@ -1,0 +1,340 @@
+"""Playing the bot: the one game loop, the terminal (piped), the HTTP API on a real
+uvicorn server, and the page in a real headless Chromium."""
+
+import json
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.game import Game, parse_move
+from ginenv import actions as A
+from ginenv.cards import format_card, parse_cards
+from ginenv.worlds import resample_hidden
+
+ROOT = Path(__file__).parent.parent
+
+
+def first_legal(game):
+    return game.legal_actions()[0]["id"]
+
+
+def random_legal(rng):
+    return lambda game: int(rng.choice([a["id"] for a in game.legal_actions()]))
+
+
+def play_out(game, choose):
+    while not game.over:
+        game.play(choose(game))
+    return game
+
+
+# ---------------------------------------------------------------- the game loop
+@pytest.mark.parametrize("seat", [0, 1])
+def test_full_matches_through_the_loop_add_up(seat):
+    rng = np.random.default_rng(seat)
+    for seed in range(4):
+        game = play_out(Game(make_agent("knock_early"), "standard", "match", seed, seat), random_legal(rng))
+        s = game.state
+        totals = {"human": 0, "bot": 0}
+        for r in game.results:
+            for who in totals:
+                totals[who] += r["points"][who]
+        assert totals == game.view()["scores"] == {"human": int(s.scores[0, seat]), "bot": int(s.scores[0, 1 - seat])}
+        final = game.results[-1]["match"]
+        assert max(totals.values()) >= 100
+        assert final["final"]["human"] == int(s.final_scores[0, seat])
+        assert final["winner"] == {seat: "human", 1 - seat: "bot"}.get(int(s.winner[0]))
+
+
+def test_an_illegal_move_is_refused_and_changes_nothing():
+    game = Game(make_agent("gin_hunter"), seed=5)
+    before = json.dumps(game.view())
+    for bad in (A.DRAW_STOCK if A.PASS in {a["id"] for a in game.legal_actions()} else A.PASS, 999, "105", 105.0, None):
+        with pytest.raises(ValueError, match="illegal action|not your move"):
+            game.play(bad)
+        assert json.dumps(game.view()) == before
+
+
+def visible_cards(game) -> set:
+    """Every card the person has seen this hand: its hand, the pile, what the bot took
+    from it and still holds, what the bot threw or passed."""
+    s, me, bot = game.state, game.seat, 1 - game.seat
+    seen = s.hands_of(me)[0] | s.pile_mask[0] | s.took[0, bot] | s.discarded[0, bot] | s.passed[0, bot]
+    seen |= s.discarded[0, me]
+    return {format_card(c) for c in np.flatnonzero(seen)}
+
+
+def cards_in(data) -> set:
+    """Every card named anywhere in a JSON-ready structure."""
+    return set(re.findall(r'"([AT2-9JQK][shdc])"', json.dumps(data)))
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_the_view_never_holds_a_card_the_person_has_not_seen(seat):
+    rng = np.random.default_rng(10 + seat)
+    checked = 0
+    for seed in range(6):
+        game = Game(make_agent("knock_early"), "standard", "hand", seed, seat)
+        while not game.over:
+            view = game.view()
+            shown = set(
+                re.findall(r'"([AT2-9JQK][shdc])"', json.dumps({k: v for k, v in view.items() if k != "result"}))
+            )
+            assert shown <= visible_cards(game)
+            # ... and it is the same in every world that differs in what the person cannot see
+            other = Game.__new__(Game)
+            other.__dict__.update(game.__dict__)
+            other.state = resample_hidden(game.state, seat, rng)
+            assert json.dumps(other.view()) == json.dumps(view)
+            checked += 1
+            game.play(random_legal(rng)(game))
+    assert checked > 50
+
+
+def test_typed_moves_read_as_actions_or_say_what_is_legal():
+    game = Game(make_agent("knock_early"), seed=2, seat=0)
+    legal = game.legal_actions()
+    assert parse_move("take", legal) == A.TAKE_DISCARD and parse_move(" PASS ", legal) == A.PASS
+    with pytest.raises(ValueError, match="draw from the stock is not legal now; legal: take the discard, pass"):
+        parse_move("draw", legal)
+    game.play(A.PASS)
+    if A.DRAW_STOCK in {a["id"] for a in game.legal_actions()}:  # the bot passed or took: draw
+        game.play(A.DRAW_STOCK)
+    legal = game.legal_actions()
+    card = next(a for a in legal if a["id"] < A.KNOCK)["label"].split()[-1]
+    assert parse_move(card, legal) == A.discard(parse_cards(card)[0])
+    for bad, message in (
+        ("knock", "cannot read|bad card"),
+        ("7x", "bad card"),
+        ("", "type a move"),
+        ("big gin", "not legal now"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            parse_move(bad, legal)
+
+
+# ---------------------------------------------------------------- the terminal
+def typed(action: int) -> str:
+    if action == A.DRAW_STOCK:
+        return "draw"
+    if action == A.TAKE_DISCARD:
+        return "take"
+    if action == A.PASS:
+        return "pass"
+    if action == A.BIG_GIN:
+        return "big gin"
+    if A.is_knock(action):
+        return f"knock {format_card(A.card_of(action))}"
+    return format_card(A.card_of(action))
+
+
+def test_a_whole_match_plays_through_the_terminal_from_a_pipe():
+    seed, seat = 11, 1
+    script_game = Game(make_agent("knock_early"), "standard", "match", seed, seat)
+    lines = ["help", "hint", "nonsense", "9z"]
+    while not script_game.over:
+        legal = script_game.legal_actions()
+        knocks = [a["id"] for a in legal if A.is_knock(a["id"])]
+        action = knocks[0] if knocks else legal[-1]["id"]  # knock when it can, else the last move listed
+        lines.append(typed(action))
+        script_game.play(action)
+    out = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--opponent", "knock_early", "--seed", str(seed), "--seat", str(seat)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    final = script_game.results[-1]["match"]
+    assert "=== match over" in text
+    assert f"Final: you {final['final']['human']}, bot {final['final']['bot']}" in text
+    assert text.count("--- hand") == len(script_game.results)
+    assert "? cannot read" in text or "? bad card" in text  # the wrong entries got a message
+    assert "legal moves:" in text
+
+
+# ---------------------------------------------------------------- the HTTP API
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A real uvicorn server on a free loopback port, the shipped bot as the opponent."""
+    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("starlette")
+    from agents.serve import make_app
+
+    app = make_app(make_agent(str(ROOT / "checkpoints" / "champion")), max_games=50, idle_seconds=600)
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", app
+    srv.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_api_plays_a_whole_match_against_the_shipped_bot(server):
+    httpx = pytest.importorskip("httpx")
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=30) as client:
+        r = client.post("/api/games", json={"seed": 4, "seat": 1, "mode": "match"})
+        assert r.status_code == 201
+        gid, state = r.json()["id"], r.json()["state"]
+        rng = np.random.default_rng(0)
+        moves = 0
+        while not state["over"]:
+            assert state["to_move"] == "human" and state["legal_actions"]
+            r = client.post(
+                f"/api/games/{gid}/actions", json={"action": int(rng.choice([a["id"] for a in state["legal_actions"]]))}
+            )
+            assert r.status_code == 200, r.text
+            state = r.json()["state"]
+            moves += 1
+        assert state["result"]["match"]["winner"] in ("human", "bot", None)
+        assert client.get(f"/api/games/{gid}").json()["state"] == state
+        assert moves > 10
+
+
+def test_the_api_refuses_bad_requests_clearly_and_applies_nothing(server):
+    httpx = pytest.importorskip("httpx")
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=30) as client:
+        gid = client.post("/api/games", json={"seed": 1}).json()["id"]
+        before = client.get(f"/api/games/{gid}").json()
+        assert client.get("/api/games/nope").status_code == 404
+        assert client.post("/api/games/nope/actions", json={"action": 104}).status_code == 404
+        for body, status, message in (
+            (b"{not json", 400, "not valid JSON"),
+            (b"[104]", 400, "JSON object"),
+            (json.dumps({"move": 104}).encode(), 400, '{"action"'),
+            (json.dumps({"action": 999}).encode(), 422, "legal actions"),
+            (json.dumps({"action": "105"}).encode(), 422, "illegal action"),
+            (b"{" + b" " * 5000 + b"}", 413, "at most 4096 bytes"),
+        ):
+            r = client.post(f"/api/games/{gid}/actions", content=body, headers={"content-type": "application/json"})
+            assert r.status_code == status and message in r.json()["error"], (body[:20], r.text)
+        r = client.post(f"/api/games/{gid}/actions", json={"action": 999})
+        assert r.json()["legal_actions"] == before["state"]["legal_actions"]
+        assert client.get(f"/api/games/{gid}").json() == before
+        for options, message in (
+            ({"opponent": "/etc/passwd"}, "opponent must be"),
+            ({"rules": "vegas"}, "rules must"),
+            ({"seat": 2}, "seat must be"),
+            ({"colour": 1}, "unknown key"),
+        ):
+            r = client.post("/api/games", json=options)
+            assert r.status_code == 400 and message in r.json()["error"], r.text
+        hint = client.get(f"/api/games/{gid}/hint").json()["hint"]
+        legal = {a["id"] for a in before["state"]["legal_actions"]}
+        assert hint and {h["id"] for h in hint} <= legal and abs(sum(h["probability"] for h in hint) - 1) < 1e-3
+
+
+def test_the_api_never_sends_a_card_the_person_has_not_seen(server):
+    httpx = pytest.importorskip("httpx")
+    url, app = server
+    rng = np.random.default_rng(7)
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for seed in range(3):
+            r = client.post("/api/games", json={"seed": seed, "mode": "hand", "seat": seed % 2}).json()
+            gid, state = r["id"], r["state"]
+            game = app.state.games.games[gid][0]
+            while not state["over"]:
+                assert cards_in({k: v for k, v in state.items() if k != "result"}) <= visible_cards(game)
+                action = int(rng.choice([a["id"] for a in state["legal_actions"]]))
+                state = client.post(f"/api/games/{gid}/actions", json={"action": action}).json()["state"]
+
+
+def test_games_are_bounded_and_idle_ones_expire():
+    from starlette.exceptions import HTTPException
+
+    from agents.serve import Games
+
+    games = Games(make_agent("random"), max_games=2, idle_seconds=0.2)
+    for _ in range(2):
+        games.add(games.build({"seed": 1}))
+    with pytest.raises(HTTPException) as e:
+        games.check_room()
+    assert e.value.status_code == 503
+    time.sleep(0.3)
+    games.check_room()  # the idle ones expired
+    assert not games.games
+
+
+# ---------------------------------------------------------------- the page
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def test_a_whole_hand_played_by_clicking_in_headless_chromium(server, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed")
+    httpx = pytest.importorskip("httpx")
+    url, _ = server
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 820})
+        page.goto(url + "/")
+        page.select_option("#mode", "hand")
+        page.click("#new")
+        page.wait_for_function("document.body.dataset.pending === '0'")
+        clicks = 0
+        with httpx.Client(base_url=url, timeout=30) as client:
+            while page.is_hidden("#result"):
+                gid = page.evaluate("game.id")
+                state = client.get(f"/api/games/{gid}").json()["state"]
+                shown = page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.card)")
+                assert sorted(shown) == sorted(state["hand"])
+                assert page.inner_text("#stock-size") == str(state["stock_size"])
+                ids = [a["id"] for a in state["legal_actions"]]
+                knocks = [a for a in ids if A.is_knock(a)]
+                if knocks:  # knock when it can: the knock button, then the card
+                    page.click("#knock")
+                    page.click(f"#hand [data-card='{format_card(A.card_of(knocks[0]))}']")
+                elif A.TAKE_DISCARD in ids and A.PASS in ids:
+                    page.click("#pass")
+                elif A.DRAW_STOCK in ids:
+                    page.click("#stock")
+                else:  # discard the card that leaves the least deadwood by the page's own click
+                    card = format_card(A.card_of(max(a for a in ids if a < A.KNOCK)))
+                    page.click(f"#hand [data-card='{card}']")
+                page.wait_for_function("document.body.dataset.pending === '0'")
+                clicks += 1
+                assert clicks < 200
+            final = client.get(f"/api/games/{page.evaluate('game.id')}").json()["state"]
+        assert final["over"] and "Hand 1" in page.inner_text("#result-title")
+        rows = page.eval_on_selector_all(".result-row", "els => els.map(e => e.innerText)")
+        assert f"{final['result']['points']['human']} points" in rows[0]
+        assert f"{final['result']['points']['bot']} points" in rows[1]
+        page.screenshot(path=str(tmp_path / "end_of_hand.png"))
+        browser.close()
+    assert clicks >= 3
