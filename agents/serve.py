@@ -189,14 +189,27 @@ def main(argv=None) -> int:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--max-games", type=int, default=1000, help="games held at once")
     p.add_argument("--idle-minutes", type=float, default=30.0, help="a game idle this long expires")
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="threads each bot move may use (1: concurrent games share the cores best)",
+    )
     args = p.parse_args(argv)
     if args.max_games < 1 or args.idle_minutes <= 0 or not 0 <= args.port < 65536:
         p.error("--max-games must be >= 1, --idle-minutes > 0 and --port 0..65535")
+    if args.torch_threads < 1:
+        p.error("--torch-threads must be >= 1")
     try:
         bot = make_agent(args.opponent)
     except ValueError as e:
         p.error(str(e))
     import uvicorn
+
+    if hasattr(bot, "probabilities"):  # a trained policy: torch is loaded anyway
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
 
     print(f"playing {getattr(bot, 'name', args.opponent)} at http://{args.host}:{args.port}/", flush=True)
     uvicorn.run(

@@ -91,7 +91,7 @@ function render(botMoves) {
   });
   if (botMoves && botMoves.length) {
     $("news").textContent = "Bot: " + botMoves.map((m) => m.label).join(", then ");
-  } else if (!s.over) $("news").textContent = "";
+  }
   // your hand, sorted into melds
   const hand = $("hand");
   hand.innerHTML = "";
@@ -151,8 +151,10 @@ function cardId(card) {
 function showResult(r, s) {
   shownResults = s.hands_played;
   const who = { human: "You", bot: "The bot" };
+  const verbs = { knock: "knocked", gin: "went gin", big_gin: "went big gin", undercut: r.knocker === "human" ? "knocked and were undercut" : "knocked and was undercut",
+    tie: "knocked and tied: nobody scores" };
   const title = r.kind === "dead" || r.kind === "truncated" ? "A dead hand: nobody scores" :
-    `${who[r.knocker] || ""} ${r.kind === "undercut" ? "knocked and was undercut" : r.kind.replace("_", " ")}`;
+    `${who[r.knocker]} ${verbs[r.kind] || r.kind}`;
   $("result-title").textContent = `Hand ${r.hand}: ${title}`;
   const body = $("result-body");
   body.innerHTML = "";
