@@ -92,6 +92,7 @@ PUBLIC_FIELDS = {
     "last_hands",
     "last_knocker",
     "hand_turns",
+    "hand_knock_limit",
     "final_scores",
     "bonus_points",
     "winner",
