@@ -201,6 +201,13 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--round-robin", action="store_true", help="play every pair of the agents given")
     p.add_argument("--json", default=None, help="write the results as JSON to this file")
+    p.add_argument(
+        "--engine",
+        default="ginenv",
+        choices=["ginenv", "openspiel"],
+        help="play in this project's engine or in OpenSpiel's gin_rummy (--hands N hands; either agent "
+        "may be openspiel_simple; needs the openspiel extra)",
+    )
     args = p.parse_args(argv)
     if args.rules not in PRESETS:
         p.error(f"unknown rules preset {args.rules!r}; valid presets: {', '.join(PRESETS)}")
@@ -220,6 +227,8 @@ def main(argv=None) -> int:
             or (target.exists() and not os.access(target, os.W_OK))
         ):
             p.error(f"--json {args.json}: cannot write there (is it a directory, or does its folder not exist?)")
+    if args.engine == "openspiel":
+        return _openspiel_main(p, args)
     mode = "hand" if args.hands is not None else "match"
     try:
         agents = [make_agent(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)]
@@ -253,6 +262,24 @@ def main(argv=None) -> int:
         tmp = Path(args.json).with_name(f".{Path(args.json).name}.tmp{os.getpid()}")
         tmp.write_text(json.dumps(out, indent=2))
         os.replace(tmp, args.json)
+    return 0
+
+
+def _openspiel_main(p, args) -> int:
+    """``--engine openspiel``: hands in OpenSpiel's engine (its rules: the openspiel preset)."""
+    if len(args.agents) != 2 or args.round_robin:
+        p.error("--engine openspiel plays two agents")
+    try:
+        from agents import openspiel
+    except ImportError as e:
+        p.error(f'--engine openspiel needs the openspiel extra: pip install -e ".[openspiel]" ({e})')
+    try:
+        r = openspiel.evaluate(*args.agents, hands=args.hands or 1000, seed=args.seed)
+    except ValueError as e:
+        p.error(str(e))
+    print(openspiel.format_report(r))
+    if args.json:
+        Path(args.json).write_text(json.dumps(r, indent=2))
     return 0
 
 

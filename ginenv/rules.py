@@ -150,4 +150,6 @@ PRESETS: dict[str, Rules] = {
         next_dealer="loser",
     ),
     "oklahoma": dataclasses.replace(_PAGAT, oklahoma=True),
+    # OpenSpiel's gin_rummy (one hand a game): no big gin, and a knock that ties scores 0.
+    "openspiel": Rules(big_gin=False, knock_tie="knocker_zero"),
 }
