@@ -16,7 +16,11 @@ from ginenv.single import SingleAgentEnv  # noqa: E402
 from ginenv.vector import VectorEnv  # noqa: E402
 
 if "ginenv/GinRummy-v0" not in gymnasium.registry:
-    gymnasium.register(id="ginenv/GinRummy-v0", entry_point="ginenv.single:SingleAgentEnv")
+    gymnasium.register(
+        id="ginenv/GinRummy-v0",
+        entry_point="ginenv.single:SingleAgentEnv",
+        vector_entry_point="ginenv.vector_env:GinRummyVectorEnv",
+    )
 
 __all__ = [
     "SingleAgentEnv",

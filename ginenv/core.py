@@ -540,6 +540,9 @@ def rewards(s: State, reward_scale: float, match_win_reward: float = 0.0) -> np.
     return out
 
 
+SKIP = -1  # the "action" that leaves a game as it is this step (its player moves later)
+
+
 def _check_actions(s: State, actions) -> np.ndarray:
     a = np.asarray(actions)
     if a.shape != (s.batch_size,):
@@ -547,11 +550,11 @@ def _check_actions(s: State, actions) -> np.ndarray:
     if not np.issubdtype(a.dtype, np.integer):
         raise ValueError(f"actions must be integers, got dtype {a.dtype}")
     a = a.astype(np.int64)
-    bad_range = np.flatnonzero((a < 0) | (a >= A.NUM_ACTIONS))
+    bad_range = np.flatnonzero((a < SKIP) | (a >= A.NUM_ACTIONS))
     if bad_range.size:
         i = bad_range[0]
-        raise ValueError(f"game {i}: action {a[i]} is out of range 0..{A.NUM_ACTIONS - 1}")
-    bad = np.flatnonzero(~s.legal[np.arange(s.batch_size), a] & (s.phase != DONE))
+        raise ValueError(f"game {i}: action {a[i]} is out of range 0..{A.NUM_ACTIONS - 1} (or {SKIP}: skip the game)")
+    bad = np.flatnonzero(~s.legal[np.arange(s.batch_size), np.maximum(a, 0)] & (s.phase != DONE) & (a != SKIP))
     if bad.size:
         i = int(bad[0])
         extra = ""
@@ -576,9 +579,11 @@ assert (A.TAKE_DISCARD - A.DRAW_STOCK, A.PASS - A.DRAW_STOCK, A.BIG_GIN - A.DRAW
 
 def step(s: State, actions) -> State:
     """Apply one action per game (in place) and return the state. Games that are DONE
-    take any action (it is ignored) unless ``auto_reset`` dealt them anew."""
+    take any action (it is ignored) unless ``auto_reset`` dealt them anew; a game given
+    ``SKIP`` (-1) is left as it is, so a caller can move some games and not others (the
+    step's events then describe the games that moved)."""
     a = _check_actions(s, actions)
-    a[s.phase == DONE] = A.NUM_ACTIONS  # finished games: matches no action below
+    a[(s.phase == DONE) | (a == SKIP)] = A.NUM_ACTIONS  # finished or skipped games: match no action below
     s.hand_ended[:] = False
     s.game_ended[:] = False
     s.hand_points[:] = 0

@@ -19,11 +19,10 @@ import numpy as np
 
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS, as_action, describe
-from ginenv.baselines import make_baseline
-from ginenv.observation import obs_size, observe
-from ginenv.options import env_options
+from ginenv.observation import obs_size
 from ginenv.render import render_text
 from ginenv.rules import resolve
+from ginenv.versus import Versus
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -45,38 +44,21 @@ class SingleAgentEnv(gymnasium.Env):
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise'; got {illegal_action!r}")
         self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
-        if learner_seat not in ("alternate", 0, 1):
-            raise ValueError(f"learner_seat must be 'alternate', 0 or 1; got {learner_seat!r}")
-        self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
-        self.opponent = make_baseline(opponent)
-        self.rules, self.learner_seat = resolve(rules), learner_seat
+        self.versus = Versus(opponent, mode, learner_seat, reward_scale, match_win_reward, perfect_information)
+        self.rules, self.mode, self.opponent = resolve(rules), self.versus.mode, self.versus.opponent
         self.render_mode, self.perfect_information = render_mode, perfect_information
         self.observation_space = gymnasium.spaces.Box(0.0, np.inf, (obs_size(perfect_information),), np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._episode, self._base_seed, self._state, self.seat = 0, None, None, 0
 
     def _mask(self):
-        s = self._state
-        if s.done[0] or s.current[0] != self.seat:
-            return np.zeros(NUM_ACTIONS, bool)
-        return core.legal_action_mask(s)[0]
+        return self.versus.mask()[0]
 
     def action_masks(self) -> np.ndarray:
         return self._mask()
 
     def _obs(self):
-        return observe(self._state, self.seat, self.perfect_information)[0]
-
-    def _opponent_moves(self) -> float:
-        """Let the opponent play until the learner is to move or the game is over."""
-        s, reward = self._state, 0.0
-        while not s.done[0] and s.current[0] != self.seat:
-            opp = 1 - self.seat
-            action = self.opponent.act(observe(s, opp), core.legal_action_mask(s))
-            core.step(s, np.asarray(action, np.int64).reshape(1))
-            if s.hand_ended[0]:
-                reward += float(core.rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat])
-        return reward
+        return self.versus.observe()[0]
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
@@ -89,23 +71,15 @@ class SingleAgentEnv(gymnasium.Env):
         # before it (a first-turn knock) is skipped, and reported in the info.
         skipped = []
         while True:
-            self.seat = self._episode % 2 if self.learner_seat == "alternate" else int(self.learner_seat)
             self._state = core.init(1, self.rules, seed=self._base_seed + self._episode, mode=self.mode)
-            reward = self._opponent_moves()
+            skipped += self.versus.begin(self._state, self._episode)
+            self.seat = int(self.versus.seat[0])
             if not self._state.done[0]:
                 break
-            skipped.append(
-                {
-                    "seat": self.seat,
-                    "reward": reward,
-                    "hand_kind": core.HAND_KIND_NAMES[self._state.hand_kind[0]],
-                    "final_scores": self._state.final_scores[0].tolist(),
-                }
-            )
             self._episode += 1
         info = {"action_mask": self._mask(), "seat": self.seat}
         if skipped:
-            info["skipped_games"] = skipped
+            info["skipped_games"] = [{k: v for k, v in g.items() if k != "game"} for g in skipped]
         return self._obs(), info
 
     def step(self, action):
@@ -120,11 +94,7 @@ class SingleAgentEnv(gymnasium.Env):
             s.phase[0] = core.DONE  # the game ends here
             info = {"action_mask": np.zeros(NUM_ACTIONS, bool), "seat": self.seat, "illegal_action": message}
             return self._obs(), self.illegal_reward, True, False, info
-        core.step(s, np.array([a]))
-        reward = (
-            float(core.rewards(s, self.reward_scale, self.match_win_reward)[0, self.seat]) if s.hand_ended[0] else 0.0
-        )
-        reward += self._opponent_moves()
+        rewards, _ = self.versus.play(np.array([a]))
         done = bool(s.done[0])
         truncated = done and self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED
         info = {"action_mask": self._mask(), "seat": self.seat}
@@ -132,7 +102,7 @@ class SingleAgentEnv(gymnasium.Env):
             info.update(hand_kind=core.HAND_KIND_NAMES[s.hand_kind[0]], final_scores=s.final_scores[0].tolist())
         if self.render_mode == "human":
             self.render()
-        return self._obs(), reward, done and not truncated, truncated, info
+        return self._obs(), float(rewards[0]), done and not truncated, truncated, info
 
     def render(self):
         if self.render_mode is None:

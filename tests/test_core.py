@@ -362,3 +362,20 @@ def test_done_games_have_an_empty_mask():
 # -------------------------------------------------------------------- resampling
 def _fields(state):
     return {f: v for f, v in vars(state).items() if isinstance(v, np.ndarray)}
+
+
+def test_a_skipped_game_stays_as_it_was_while_the_others_move():
+    rng = np.random.default_rng(2)
+    state = core.init(16, "standard", seed=8, mode="match")
+    for _ in range(30):
+        before = state.copy()
+        mask = core.legal_action_mask(state)
+        acts = (rng.random(mask.shape) * mask).argmax(1)
+        skip = rng.random(16) < 0.5
+        acts[skip] = core.SKIP
+        core.step(state, acts)
+        mine, theirs = before.arrays(), state.arrays()
+        for name in mine:
+            if name in ("hand_ended", "game_ended", "hand_points", "bonus_points"):  # the step's events: cleared
+                continue
+            assert (mine[name][skip] == theirs[name][skip]).all(), name

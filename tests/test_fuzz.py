@@ -159,12 +159,12 @@ def test_step_applies_legal_actions_and_refuses_anything_else_unchanged(states, 
         acts = np.zeros(data.draw(st.sampled_from([(7,), (9,), (8, 1), ()])), np.int64)
     else:
         acts = np.full(8, 104.5)
-    live = state.phase != core.DONE
+    moving = (state.phase != core.DONE) & (acts != core.SKIP) if acts.shape == (8,) else None
     legal = (
         acts.shape == (8,)
         and np.issubdtype(acts.dtype, np.integer)
-        and ((acts >= 0) & (acts < NUM_ACTIONS)).all()
-        and mask[np.arange(8)[live], acts[live]].all()
+        and ((acts >= core.SKIP) & (acts < NUM_ACTIONS)).all()
+        and mask[np.arange(8)[moving], acts[moving]].all()
     )
     before = state.copy()
     if legal:
