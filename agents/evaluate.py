@@ -200,6 +200,11 @@ def main(argv=None) -> int:
     p.add_argument("--rules", default="standard", help=f"rules preset ({', '.join(PRESETS)})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--round-robin", action="store_true", help="play every pair of the agents given")
+    p.add_argument(
+        "--teams",
+        action="store_true",
+        help="four agents: team A+B against C+D, partners at different tables, totals added",
+    )
     p.add_argument("--json", default=None, help="write the results as JSON to this file")
     p.add_argument(
         "--engine",
@@ -214,8 +219,14 @@ def main(argv=None) -> int:
     n = args.hands if args.hands is not None else args.matches
     if n < 1:
         p.error(f"--{'hands' if args.hands is not None else 'matches'} must be at least 1, got {n}")
+    if args.teams and len(args.agents) != 4:
+        p.error(f"--teams takes four agents (A B against C D), got {len(args.agents)}")
+    if len(args.agents) == 3 and not args.round_robin:
+        return _table_main(p, args, n)
+    if args.teams:
+        return _table_main(p, args, n)
     if len(args.agents) < 2 or (len(args.agents) > 2 and not args.round_robin):
-        p.error("give two agents, or two or more with --round-robin")
+        p.error("give two agents, three for a three-player match, four with --teams, or more with --round-robin")
     if args.seed < 0:
         p.error(f"--seed must be a non-negative integer, got {args.seed}")
     if args.json is not None:  # refuse an unwritable path now, not after the evaluation
@@ -262,6 +273,66 @@ def main(argv=None) -> int:
         tmp = Path(args.json).with_name(f".{Path(args.json).name}.tmp{os.getpid()}")
         tmp.write_text(json.dumps(out, indent=2))
         os.replace(tmp, args.json)
+    return 0
+
+
+def _table_main(p, args, n: int) -> int:
+    """Three-player matches (every seating of the three, first dealers rotating) or
+    team matches (A+B against C+D), reported with Wilson intervals."""
+    from itertools import permutations
+
+    from ginenv import table
+
+    try:
+        agents = [make_agent(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)]
+    except ValueError as e:
+        p.error(str(e))
+    rules = Rules.preset(args.rules)
+    names = list(args.agents)
+    out = {"rules": args.rules, "seed": args.seed, "matches": n}
+    if args.teams:
+        r = table.team_matches(agents, n, rules, seed=args.seed)
+        wins = [int((r["winner"] == t).sum()) for t in (0, 1)]
+        lines = [
+            f"team {names[0]}+{names[1]} vs team {names[2]}+{names[3]}: {n} team matches (partners at "
+            "different tables, final totals added)"
+        ]
+        for t, team in enumerate((f"{names[0]}+{names[1]}", f"{names[2]}+{names[3]}")):
+            score = wins[t] + 0.5 * (n - sum(wins))
+            lo, hi = wilson(score, n)
+            lines.append(
+                f"  {team}: won {wins[t]}, win rate {score / n:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
+                f"mean team total {r['teams'][:, t].mean():.1f}"
+            )
+            out[team] = {"won": wins[t], "win_rate": score / n, "ci95": [lo, hi]}
+    else:
+        seatings = list(permutations(range(3)))
+        wins, draws, totals, played = np.zeros(3), 0, np.zeros(3), 0
+        for k, seating in enumerate(seatings):  # every seating of the three agents
+            m = n // len(seatings) + (k < n % len(seatings))
+            if not m:
+                continue
+            r = table.three_player_matches([agents[i] for i in seating], m, rules, seed=args.seed + 7919 * k)
+            for seat, i in enumerate(seating):
+                wins[i] += (r["winner"] == seat).sum()
+                totals[i] += r["final"][:, seat].sum()
+            draws += int((r["winner"] < 0).sum())
+            played += m
+        lines = [
+            f"{' vs '.join(names)}: {played} three-player matches (every seating, first dealer rotating; "
+            "the dealer sits each hand out)"
+        ]
+        for i, name in enumerate(names):
+            lo, hi = wilson(wins[i], played)
+            lines.append(
+                f"  {name}: won {int(wins[i])}, win rate {wins[i] / played:.3f} (95% CI {lo:.3f}-{hi:.3f}), "
+                f"mean final total {totals[i] / played:.1f}"
+            )
+            out[name] = {"won": int(wins[i]), "win_rate": wins[i] / played, "ci95": [lo, hi]}
+        lines.append(f"  draws (the best final total shared): {draws}")
+    print("\n".join(lines))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2))
     return 0
 
 

@@ -307,29 +307,35 @@ def score_hand(
 
 # ------------------------------------------------------------------------------ match
 def match_final(running, hands_won, hands_played, dead_hands, rules: Rules):
-    """End-of-match totals for B finished matches.
+    """End-of-match totals for B finished matches of P players (2, or 3 at a table where
+    the dealer sits out; see ``ginenv.table``).
 
-    ``running`` ``(B, 2)``: running totals (one reached the target); ``hands_won``
-    ``(B, 2)``; ``hands_played`` ``(B,)`` including dead hands; ``dead_hands`` ``(B,)``.
-    A hand is won by the player who scored points in it. Returns ``(final (B, 2), winner
-    (B,))`` with winner -1 for equal final totals (a draw).
+    ``running`` ``(B, P)``: running totals (one reached the target); ``hands_won``
+    ``(B, P)``; ``hands_played`` ``(B,)`` including dead hands; ``dead_hands`` ``(B,)``.
+    A hand is won by the player who scored points in it. The leader (the player who
+    reached the target: one player scores per hand) gets the game bonus; each player a
+    line bonus per hand won; the shutouts read "the loser" as every other player.
+    Returns ``(final (B, P), winner (B,))`` with winner -1 where the best final total is
+    shared (a draw).
     """
     running = np.asarray(running, np.int64)
     won = np.asarray(hands_won, np.int64)
     rows = np.arange(len(running))
     leader = np.argmax(running, axis=1)  # only one player scores per hand: one reached it
-    loser = 1 - leader
+    others = np.ones(running.shape, bool)
+    others[rows, leader] = False
     final = running.copy()
     if rules.shutout == "double_hand_points":
         clean = (won[rows, leader] == np.asarray(hands_played)) & (np.asarray(dead_hands) == 0)
         final[rows, leader] += np.where(clean, running[rows, leader], 0)
     elif rules.shutout == "loser_scoreless":
-        final[rows, leader] += np.where(running[rows, loser] == 0, rules.shutout_bonus, 0)
+        final[rows, leader] += np.where(((running == 0) | ~others).all(1), rules.shutout_bonus, 0)
     elif rules.shutout == "loser_won_no_hand":
-        final[rows, leader] += np.where(won[rows, loser] == 0, rules.shutout_bonus, 0)
+        final[rows, leader] += np.where(((won == 0) | ~others).all(1), rules.shutout_bonus, 0)
     final[rows, leader] += rules.game_bonus
     final += won * rules.line_bonus
-    winner = np.where(final[:, 0] == final[:, 1], -1, np.argmax(final, axis=1))
+    best = final.max(1, keepdims=True)
+    winner = np.where((final == best).sum(1) > 1, -1, np.argmax(final, axis=1))
     return final, winner
 
 
