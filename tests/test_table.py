@@ -114,3 +114,35 @@ def test_invariants_hold_over_long_random_three_player_matches():
     leader = running.argmax(1)
     assert (r["final"][np.arange(60), leader] >= running[np.arange(60), leader] + rules.game_bonus).all()
     assert (r["winner"] == 1).mean() > 0.8  # knock_early against two random players
+
+
+def test_the_three_player_pettingzoo_env_passes_api_test_and_plays_the_tables_matches():
+    from pettingzoo.test import api_test
+
+    from ginenv.gin_rummy_table_v0 import OBS_SIZE, TABLE_OBS_SIZE, raw_env
+
+    api_test(raw_env(), num_cycles=300)
+    agents = [KnockEarly(), GinHunter(), Patient()]
+    for seed in range(3):
+        env = raw_env(rules=Rules(target=80))
+        env.reset(seed=seed)
+        first_dealer = env.dealer
+        returns = dict.fromkeys(env.possible_agents, 0.0)
+        for name in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            returns[name] += reward
+            i = env.possible_agents.index(name)
+            assert obs["observation"].shape == (TABLE_OBS_SIZE,)
+            if term:
+                env.step(None)
+                continue
+            assert i in env.parts and obs["observation"][OBS_SIZE] == 0  # the sitting-out player never moves
+            sitting = ({0, 1, 2} - set(env.parts)).pop()
+            seen = env.observe(env.possible_agents[sitting])
+            assert seen["observation"][:OBS_SIZE].sum() == 0 and not seen["action_mask"].any()
+            env.step(int(agents[i].act(obs["observation"][None, :OBS_SIZE], obs["action_mask"][None].astype(bool))[0]))
+        final = info["final_scores"]
+        r = three_player_matches(agents, 1, Rules(target=80), seed=seed, first_dealers=[first_dealer])
+        assert final == r["final"][0].tolist()
+        assert abs(sum(returns.values())) < 1e-9  # zero-sum
+        assert np.argmax(list(returns.values())) == np.argmax(final)

@@ -1,0 +1,163 @@
+"""Three-player Gin Rummy for PettingZoo (AEC): the wikiHow source's table where the
+dealer sits each hand out (``ginenv.table`` has the rules and the house choices).
+
+| | |
+|---|---|
+| import | ``from ginenv.gin_rummy_table_v0 import raw_env`` |
+| agents | ``player_0``, ``player_1``, ``player_2`` |
+| action space | ``Discrete(108)`` (``ginenv.actions``) |
+| observation space | ``Dict(observation=Box(491,) float32, action_mask=Box(108,) int8)`` |
+| episode | a match to the target (hands in order, the dealer's seat moving on after each scored hand) |
+| rewards | zero-sum over the three (see below) |
+
+Rewards: after each hand, ``reward_scale`` times (own hand points minus the mean of the
+other two players'), and at the match's end the same of the end-of-match bonuses.
+
+Observation (``OBS_VERSION`` 2): the two-player observation of version 1 (487 values,
+``ginenv.observation``) for the player's part in the hand, then 4 scalars: sitting out
+this hand (1 or 0), and the three players' running totals over the target, the
+player's own first, then the next seats in order. The player sitting out sees nothing
+of either hand: its first 487 values are 0 and its mask is empty. An agent of version
+1 (the shipped bot) plays from the first 487 values.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+from pettingzoo import AECEnv
+
+from ginenv import core
+from ginenv.actions import NUM_ACTIONS, as_action, describe
+from ginenv.observation import OBS_SIZE, observe
+from ginenv.options import env_options
+from ginenv.rules import Rules, resolve
+from ginenv.scoring import match_final
+from ginenv.table import PLAYERS
+
+OBS_VERSION = 2
+TABLE_SCALARS = 1 + PLAYERS  # sitting out, then the three totals over the target
+TABLE_OBS_SIZE = OBS_SIZE + TABLE_SCALARS  # 491
+
+
+class raw_env(AECEnv):
+    metadata = {"name": "gin_rummy_table_v0", "render_modes": [], "is_parallelizable": False}
+
+    def __init__(self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None):
+        super().__init__()
+        self.rules = resolve(rules)
+        _, self.reward_scale, _ = env_options("match", reward_scale, 0.0)
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None here; got {render_mode!r}")
+        self.render_mode = None
+        self.possible_agents = [f"player_{i}" for i in range(PLAYERS)]
+        self.agents = list(self.possible_agents)
+        space = gymnasium.spaces.Dict(
+            {
+                "observation": gymnasium.spaces.Box(0.0, np.inf, (TABLE_OBS_SIZE,), np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._seed, self._episode = None, 0
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self._seed, self._episode = int(seed), 0
+        elif self._seed is None:
+            self._seed, self._episode = int(np.random.SeedSequence().entropy % (1 << 62)), 0
+        else:
+            self._episode += 1
+        self._match_seed = core.game_seeds(self._seed + self._episode, 1)[0]
+        self.dealer = int(self._match_seed % np.uint64(PLAYERS))  # the cut for the first dealer
+        self.totals = np.zeros(PLAYERS, np.int64)
+        self.won = np.zeros(PLAYERS, np.int64)
+        self.played = self.dead = 0
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._deal()
+
+    def _deal(self) -> None:
+        """The next hand: the dealer sits out, the player after it plays first."""
+        d = self.dealer
+        self.parts = ((d + 1) % PLAYERS, (d + 2) % PLAYERS)  # the hand's non-dealer, then its dealer
+        seed = core.splitmix64(np.array([self._match_seed + np.uint64(self.played)], np.uint64))
+        self.state = core.init(1, self.rules, mode="hand", game_seeds_=seed, dealers=np.array([1]))
+        self.state.scores[0] = self.totals[list(self.parts)]
+        self.agent_selection = self.possible_agents[self.parts[int(self.state.current[0])]]
+
+    def observe(self, agent):
+        i = self.possible_agents.index(agent)
+        out = np.zeros(TABLE_OBS_SIZE, np.float32)
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        if i in self.parts:
+            part = self.parts.index(i)
+            out[:OBS_SIZE] = observe(self.state, part)[0]
+            if int(self.state.current[0]) == part and not self.state.done[0]:
+                mask[:] = core.legal_action_mask(self.state)[0]
+        else:
+            out[OBS_SIZE] = 1.0  # sitting out
+        order = [(i + k) % PLAYERS for k in range(PLAYERS)]
+        out[OBS_SIZE + 1 :] = self.totals[order] / self.rules.target
+        return {"observation": out, "action_mask": mask}
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        s = self.state
+        action = as_action(action)
+        mask = core.legal_action_mask(s)[0]
+        if not (0 <= action < NUM_ACTIONS and mask[action]):
+            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
+            raise ValueError(
+                f"{agent}: illegal action {action} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        core.step(s, np.array([action]))
+        points = np.zeros(PLAYERS)
+        if s.hand_ended[0]:
+            for part, player in enumerate(self.parts):
+                points[player] = s.hand_points[0, part]
+            self.totals += points.astype(np.int64)
+            self.played += 1
+            if s.winner[0] >= 0:
+                self.won[self.parts[int(s.winner[0])]] += 1
+                self.dealer = (self.dealer + 1) % PLAYERS
+            else:
+                self.dead += 1  # a dead hand keeps the dealer
+            if self.totals.max() >= self.rules.target:
+                final, winner = match_final(self.totals[None], self.won[None], [self.played], [self.dead], self.rules)
+                points += final[0] - self.totals  # the bonuses
+                for a in self.agents:
+                    self.terminations[a] = True
+                    self.infos[a] = {
+                        "final_scores": final[0].tolist(),
+                        "winner": int(winner[0]),
+                        "hands_played": self.played,
+                    }
+            else:
+                self._deal()
+        else:
+            self.agent_selection = self.possible_agents[self.parts[int(s.current[0])]]
+        share = points - (points.sum() - points) / (PLAYERS - 1)
+        self.rewards = {a: float(share[k] * self.reward_scale) for k, a in enumerate(self.possible_agents)}
+        self._accumulate_rewards()
+
+    def render(self):
+        gymnasium.logger.warn("the table env has no render mode")
+
+    def close(self):
+        pass
