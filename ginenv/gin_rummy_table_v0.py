@@ -161,3 +161,136 @@ class raw_env(AECEnv):
 
     def close(self):
         pass
+
+
+#: Four players in two teams: team 0 is player_0 and player_1, team 1 player_2 and
+#: player_3. Table A seats player_0 against player_2, table B player_3 against player_1
+#: (partners at different tables, each team in both seats).
+TABLES = ((0, 2), (3, 1))
+TEAM = (0, 0, 1, 1)
+TEAM_OBS_SIZE = OBS_SIZE + 4  # + own, partner, own table's opponent, other table's opponent totals
+
+
+class team_env(AECEnv):
+    """Four players, two teams, two simultaneous two-player matches (``ginenv.table``'s
+    team format): the tables move in turn while both play; an episode ends when both
+    matches are over, and the team whose partners' final totals add up higher wins.
+    Rewards: each hand's points (and the bonuses at a match's end) as the team's minus
+    the other team's, times ``reward_scale``, to both partners. Observation (version 2):
+    the player's two-player observation at its table, then four totals over the target:
+    its own, its partner's, its opponent's at its table, and the other opponent's."""
+
+    metadata = {"name": "gin_rummy_teams_v0", "render_modes": [], "is_parallelizable": False}
+
+    def __init__(self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None):
+        super().__init__()
+        self.rules = resolve(rules)
+        _, self.reward_scale, _ = env_options("match", reward_scale, 0.0)
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None here; got {render_mode!r}")
+        self.render_mode = None
+        self.possible_agents = [f"player_{i}" for i in range(4)]
+        self.agents = list(self.possible_agents)
+        space = gymnasium.spaces.Dict(
+            {
+                "observation": gymnasium.spaces.Box(0.0, np.inf, (TEAM_OBS_SIZE,), np.float32),
+                "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+            }
+        )
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._seed, self._episode = None, 0
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self._seed, self._episode = int(seed), 0
+        elif self._seed is None:
+            self._seed, self._episode = int(np.random.SeedSequence().entropy % (1 << 62)), 0
+        else:
+            self._episode += 1
+        seeds = core.game_seeds(self._seed + self._episode, 2)
+        self.tables = [core.init(1, self.rules, mode="match", game_seeds_=seeds[[t]]) for t in (0, 1)]
+        self.turn = 0  # the table that moves next while both play
+        self.agents = list(self.possible_agents)
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._select()
+
+    def _select(self) -> None:
+        live = [t for t in (0, 1) if not self.tables[t].done[0]]
+        t = self.turn if self.turn in live else live[0]
+        self.agent_selection = self.possible_agents[TABLES[t][int(self.tables[t].current[0])]]
+        self.turn = t
+
+    def _seat(self, player: int) -> tuple[int, int]:
+        return next((t, TABLES[t].index(player)) for t in (0, 1) if player in TABLES[t])
+
+    def _total(self, player: int) -> int:
+        t, seat = self._seat(player)
+        s = self.tables[t]
+        return int(s.final_scores[0, seat] if s.done[0] else s.scores[0, seat])
+
+    def observe(self, agent):
+        i = self.possible_agents.index(agent)
+        t, seat = self._seat(i)
+        s = self.tables[t]
+        out = np.zeros(TEAM_OBS_SIZE, np.float32)
+        out[:OBS_SIZE] = observe(s, seat)[0]
+        mask = np.zeros(NUM_ACTIONS, np.int8)
+        if int(s.current[0]) == seat and not s.done[0]:
+            mask[:] = core.legal_action_mask(s)[0]
+        partner = next(p for p in range(4) if TEAM[p] == TEAM[i] and p != i)
+        rival = TABLES[t][1 - seat]
+        other = next(p for p in range(4) if TEAM[p] != TEAM[i] and p != rival)
+        out[OBS_SIZE:] = [self._total(p) / self.rules.target for p in (i, partner, rival, other)]
+        return {"observation": out, "action_mask": mask}
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        i = self.possible_agents.index(agent)
+        t, seat = self._seat(i)
+        s = self.tables[t]
+        action = as_action(action)
+        mask = core.legal_action_mask(s)[0]
+        if not (0 <= action < NUM_ACTIONS and mask[action]):
+            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
+            raise ValueError(
+                f"{agent}: illegal action {action} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        core.step(s, np.array([action]))
+        team_points = np.zeros(2)
+        if s.hand_ended[0]:
+            pts = s.hand_points[0] + s.bonus_points[0]
+            for k, player in enumerate(TABLES[t]):
+                team_points[TEAM[player]] += pts[k]
+        diff = (team_points[0] - team_points[1]) * self.reward_scale
+        self.rewards = {a: float(diff if TEAM[k] == 0 else -diff) for k, a in enumerate(self.possible_agents)}
+        if all(x.done[0] for x in self.tables):
+            teams = [sum(self._total(p) for p in range(4) if TEAM[p] == team) for team in (0, 1)]
+            winner = -1 if teams[0] == teams[1] else int(np.argmax(teams))
+            for a in self.agents:
+                self.terminations[a] = True
+                self.infos[a] = {"team_totals": teams, "winner_team": winner}
+        else:
+            if s.current[0] != seat or s.done[0] or s.hand_ended[0]:  # the table's turn is over: the other moves
+                self.turn = 1 - t
+            self._select()
+        self._accumulate_rewards()
+
+    def render(self):
+        gymnasium.logger.warn("the team env has no render mode")
+
+    def close(self):
+        pass

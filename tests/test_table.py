@@ -146,3 +146,30 @@ def test_the_three_player_pettingzoo_env_passes_api_test_and_plays_the_tables_ma
         assert final == r["final"][0].tolist()
         assert abs(sum(returns.values())) < 1e-9  # zero-sum
         assert np.argmax(list(returns.values())) == np.argmax(final)
+
+
+def test_the_team_env_passes_api_test_and_plays_the_team_matches():
+    from pettingzoo.test import api_test
+
+    from ginenv.gin_rummy_table_v0 import OBS_SIZE, TEAM_OBS_SIZE, team_env
+
+    api_test(team_env(), num_cycles=300)
+    for seed in range(3):
+        agents = [KnockEarly(), GinHunter(), Patient(), RandomAgent(0)]
+        env = team_env()
+        env.reset(seed=seed)
+        returns = dict.fromkeys(env.possible_agents, 0.0)
+        for name in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            returns[name] += reward
+            assert obs["observation"].shape == (TEAM_OBS_SIZE,)
+            if term:
+                env.step(None)
+                continue
+            i = env.possible_agents.index(name)
+            env.step(int(agents[i].act(obs["observation"][None, :OBS_SIZE], obs["action_mask"][None].astype(bool))[0]))
+        r = team_matches([KnockEarly(), GinHunter(), Patient(), RandomAgent(0)], 1, "standard", seed=seed)
+        assert info["team_totals"] == r["teams"][0].tolist() and info["winner_team"] == r["winner"][0]
+        assert returns["player_0"] == pytest.approx(returns["player_1"]) == pytest.approx(-returns["player_2"])
+        assert returns["player_2"] == pytest.approx(returns["player_3"])
+        assert returns["player_0"] == pytest.approx((r["teams"][0, 0] - r["teams"][0, 1]) * 0.01)
