@@ -3,7 +3,7 @@ dealer sits each hand out (``ginenv.table`` has the rules and the house choices)
 
 | | |
 |---|---|
-| import | ``from ginenv.gin_rummy_table_v0 import raw_env`` |
+| import | ``from ginenv import gin_rummy_table_v0``; ``gin_rummy_table_v0.env(num_players=3)`` (or 4: teams) |
 | agents | ``player_0``, ``player_1``, ``player_2`` |
 | action space | ``Discrete(108)`` (``ginenv.actions``) |
 | observation space | ``Dict(observation=Box(491,) float32, action_mask=Box(108,) int8)`` |
@@ -26,6 +26,7 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
 
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS, as_action, describe
@@ -43,8 +44,15 @@ TABLE_OBS_SIZE = OBS_SIZE + TABLE_SCALARS  # 491
 class raw_env(AECEnv):
     metadata = {"name": "gin_rummy_table_v0", "render_modes": [], "is_parallelizable": False}
 
-    def __init__(self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None):
+    def __init__(
+        self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None, num_players: int = PLAYERS
+    ):
         super().__init__()
+        if num_players != PLAYERS:
+            raise ValueError(
+                f"num_players must be {PLAYERS} here (four players play as teams: team_env or "
+                f"env(num_players=4)); got {num_players!r}"
+            )
         self.rules = resolve(rules)
         _, self.reward_scale, _ = env_options("match", reward_scale, 0.0)
         if render_mode is not None:
@@ -294,3 +302,14 @@ class team_env(AECEnv):
 
     def close(self):
         pass
+
+
+def env(num_players: int = PLAYERS, **kwargs):
+    """The table env for ``num_players`` 3 (``raw_env``) or 4 (``team_env``), with
+    PettingZoo's standard wrappers (an illegal move ends the episode, -1 to the offender)."""
+    if num_players not in (3, 4):
+        raise ValueError(f"num_players must be 3 or 4 (two players: ginenv.gin_rummy_v0); got {num_players!r}")
+    e = raw_env(**kwargs) if num_players == 3 else team_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)

@@ -120,8 +120,16 @@ def test_the_three_player_pettingzoo_env_passes_api_test_and_plays_the_tables_ma
     from pettingzoo.test import api_test
 
     from ginenv.gin_rummy_table_v0 import OBS_SIZE, TABLE_OBS_SIZE, raw_env
+    from ginenv.gin_rummy_table_v0 import env as table_env
 
     api_test(raw_env(), num_cycles=300)
+    for n in (3, 4):
+        wrapped = table_env(num_players=n)
+        wrapped.reset(seed=1)
+        assert wrapped.possible_agents == [f"player_{i}" for i in range(n)]
+        api_test(table_env(num_players=n), num_cycles=100)
+    with pytest.raises(ValueError, match="num_players must be 3 or 4"):
+        table_env(num_players=2)
     agents = [KnockEarly(), GinHunter(), Patient()]
     for seed in range(3):
         env = raw_env(rules=Rules(target=80))
