@@ -41,28 +41,21 @@ TABLE_SCALARS = 1 + PLAYERS  # sitting out, then the three totals over the targe
 TABLE_OBS_SIZE = OBS_SIZE + TABLE_SCALARS  # 491
 
 
-class raw_env(AECEnv):
-    metadata = {"name": "gin_rummy_table_v0", "render_modes": [], "is_parallelizable": False}
+class _Table(AECEnv):
+    """What the table envs share: spaces, the episode's bookkeeping, the move check."""
 
-    def __init__(
-        self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None, num_players: int = PLAYERS
-    ):
+    def __init__(self, players: int, obs_size: int, rules, reward_scale: float, render_mode):
         super().__init__()
-        if num_players != PLAYERS:
-            raise ValueError(
-                f"num_players must be {PLAYERS} here (four players play as teams: team_env or "
-                f"env(num_players=4)); got {num_players!r}"
-            )
         self.rules = resolve(rules)
         _, self.reward_scale, _ = env_options("match", reward_scale, 0.0)
         if render_mode is not None:
             raise ValueError(f"render_mode must be None here; got {render_mode!r}")
         self.render_mode = None
-        self.possible_agents = [f"player_{i}" for i in range(PLAYERS)]
+        self.possible_agents = [f"player_{i}" for i in range(players)]
         self.agents = list(self.possible_agents)
         space = gymnasium.spaces.Dict(
             {
-                "observation": gymnasium.spaces.Box(0.0, np.inf, (TABLE_OBS_SIZE,), np.float32),
+                "observation": gymnasium.spaces.Box(0.0, np.inf, (obs_size,), np.float32),
                 "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
             }
         )
@@ -76,25 +69,61 @@ class raw_env(AECEnv):
     def action_space(self, agent):
         return self.action_spaces[agent]
 
-    # ------------------------------------------------------------------ episode
-    def reset(self, seed=None, options=None):
+    def _new_episode(self, seed) -> int:
+        """The episode's bookkeeping; returns the seed its deals come from."""
         if seed is not None:
             self._seed, self._episode = int(seed), 0
         elif self._seed is None:
             self._seed, self._episode = int(np.random.SeedSequence().entropy % (1 << 62)), 0
         else:
             self._episode += 1
-        self._match_seed = core.game_seeds(self._seed + self._episode, 1)[0]
-        self.dealer = int(self._match_seed % np.uint64(PLAYERS))  # the cut for the first dealer
-        self.totals = np.zeros(PLAYERS, np.int64)
-        self.won = np.zeros(PLAYERS, np.int64)
-        self.played = self.dead = 0
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
+        return self._seed + self._episode
+
+    def _checked(self, s: core.State, agent: str, action) -> int:
+        """The action as an int, or ``ValueError`` naming the legal moves."""
+        action = as_action(action)
+        mask = core.legal_action_mask(s)[0]
+        if not (0 <= action < NUM_ACTIONS and mask[action]):
+            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
+            raise ValueError(
+                f"{agent}: illegal action {action} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        return action
+
+    def render(self):
+        gymnasium.logger.warn("the table envs have no render mode")
+
+    def close(self):
+        pass
+
+
+class raw_env(_Table):
+    metadata = {"name": "gin_rummy_table_v0", "render_modes": [], "is_parallelizable": False}
+
+    def __init__(
+        self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None, num_players: int = PLAYERS
+    ):
+        if num_players != PLAYERS:
+            raise ValueError(
+                f"num_players must be {PLAYERS} here (four players play as teams: team_env or "
+                f"env(num_players=4)); got {num_players!r}"
+            )
+        super().__init__(PLAYERS, TABLE_OBS_SIZE, rules, reward_scale, render_mode)
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, seed=None, options=None):
+        self._match_seed = core.game_seeds(self._new_episode(seed), 1)[0]
+        self.dealer = int(self._match_seed % np.uint64(PLAYERS))  # the cut for the first dealer
+        self.totals = np.zeros(PLAYERS, np.int64)
+        self.won = np.zeros(PLAYERS, np.int64)
+        self.played = self.dead = 0
         self._deal()
 
     def _deal(self) -> None:
@@ -126,14 +155,7 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         s = self.state
-        action = as_action(action)
-        mask = core.legal_action_mask(s)[0]
-        if not (0 <= action < NUM_ACTIONS and mask[action]):
-            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
-            raise ValueError(
-                f"{agent}: illegal action {action} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
-            )
-        self._cumulative_rewards[agent] = 0.0
+        action = self._checked(s, agent, action)
         core.step(s, np.array([action]))
         points = np.zeros(PLAYERS)
         if s.hand_ended[0]:
@@ -164,12 +186,6 @@ class raw_env(AECEnv):
         self.rewards = {a: float(share[k] * self.reward_scale) for k, a in enumerate(self.possible_agents)}
         self._accumulate_rewards()
 
-    def render(self):
-        gymnasium.logger.warn("the table env has no render mode")
-
-    def close(self):
-        pass
-
 
 #: Four players in two teams: team 0 is player_0 and player_1, team 1 player_2 and
 #: player_3. Table A seats player_0 against player_2, table B player_3 against player_1
@@ -179,7 +195,7 @@ TEAM = (0, 0, 1, 1)
 TEAM_OBS_SIZE = OBS_SIZE + 4  # + own, partner, own table's opponent, other table's opponent totals
 
 
-class team_env(AECEnv):
+class team_env(_Table):
     """Four players, two teams, two simultaneous two-player matches (``ginenv.table``'s
     team format): the tables move in turn while both play; an episode ends when both
     matches are over, and the team whose partners' final totals add up higher wins.
@@ -191,46 +207,12 @@ class team_env(AECEnv):
     metadata = {"name": "gin_rummy_teams_v0", "render_modes": [], "is_parallelizable": False}
 
     def __init__(self, rules: Rules | str | None = None, reward_scale: float = 0.01, render_mode=None):
-        super().__init__()
-        self.rules = resolve(rules)
-        _, self.reward_scale, _ = env_options("match", reward_scale, 0.0)
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None here; got {render_mode!r}")
-        self.render_mode = None
-        self.possible_agents = [f"player_{i}" for i in range(4)]
-        self.agents = list(self.possible_agents)
-        space = gymnasium.spaces.Dict(
-            {
-                "observation": gymnasium.spaces.Box(0.0, np.inf, (TEAM_OBS_SIZE,), np.float32),
-                "action_mask": gymnasium.spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
-            }
-        )
-        self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: gymnasium.spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
-        self._seed, self._episode = None, 0
-
-    def observation_space(self, agent):
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent):
-        return self.action_spaces[agent]
+        super().__init__(4, TEAM_OBS_SIZE, rules, reward_scale, render_mode)
 
     def reset(self, seed=None, options=None):
-        if seed is not None:
-            self._seed, self._episode = int(seed), 0
-        elif self._seed is None:
-            self._seed, self._episode = int(np.random.SeedSequence().entropy % (1 << 62)), 0
-        else:
-            self._episode += 1
-        seeds = core.game_seeds(self._seed + self._episode, 2)
+        seeds = core.game_seeds(self._new_episode(seed), 2)
         self.tables = [core.init(1, self.rules, mode="match", game_seeds_=seeds[[t]]) for t in (0, 1)]
         self.turn = 0  # the table that moves next while both play
-        self.agents = list(self.possible_agents)
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
         self._select()
 
     def _select(self) -> None:
@@ -269,14 +251,7 @@ class team_env(AECEnv):
         i = self.possible_agents.index(agent)
         t, seat = self._seat(i)
         s = self.tables[t]
-        action = as_action(action)
-        mask = core.legal_action_mask(s)[0]
-        if not (0 <= action < NUM_ACTIONS and mask[action]):
-            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
-            raise ValueError(
-                f"{agent}: illegal action {action} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
-            )
-        self._cumulative_rewards[agent] = 0.0
+        action = self._checked(s, agent, action)
         core.step(s, np.array([action]))
         team_points = np.zeros(2)
         if s.hand_ended[0]:
@@ -296,12 +271,6 @@ class team_env(AECEnv):
                 self.turn = 1 - t
             self._select()
         self._accumulate_rewards()
-
-    def render(self):
-        gymnasium.logger.warn("the team env has no render mode")
-
-    def close(self):
-        pass
 
 
 def env(num_players: int = PLAYERS, **kwargs):
