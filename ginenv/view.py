@@ -5,12 +5,12 @@ opponent took and threw, the phase, the scores) into a one-game ``core.State`` w
 that player as player 0 and on move. The cards the player cannot see are filled in
 arbitrarily: the observation never depends on them (the tests check that), so
 ``observe(state, 0)`` and ``legal_action_mask(state)`` are exactly what this
-project's env would give. Use it to ask a trained policy for a move::
+project's env would give. Use it to ask a trained policy for a move (the policy loader
+lives in the ``agents`` package, above this one)::
 
-    from agents import load_policy
-    from ginenv.view import position, observe_position
-    obs, mask = observe_position(position("As 2s 3s 7h 7d 7c Jd Qd Kd 9c", pile="5c Qh", phase="draw"))
-    move = load_policy("checkpoints/champion").act(obs, mask)
+    >>> from ginenv.view import position, observe_position
+    >>> obs, mask = observe_position(position("As 2s 3s 7h 7d 7c Jd Qd Kd 9c", pile="5c Qh", phase="draw"))
+    >>> move = agents.load_policy("checkpoints/champion").act(obs, mask)
 """
 
 from __future__ import annotations
