@@ -29,9 +29,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ginenv import core
-from ginenv.actions import NUM_ACTIONS, as_action, describe
+from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE, observe
-from ginenv.options import env_options
+from ginenv.options import checked_move, env_options
 from ginenv.rules import Rules, resolve
 from ginenv.scoring import match_final
 from ginenv.table import PLAYERS
@@ -87,13 +87,7 @@ class _Table(AECEnv):
 
     def _checked(self, s: core.State, agent: str, action) -> int:
         """The action as an int, or ``ValueError`` naming the legal moves."""
-        action = as_action(action)
-        mask = core.legal_action_mask(s)[0]
-        if not (0 <= action < NUM_ACTIONS and mask[action]):
-            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
-            raise ValueError(
-                f"{agent}: illegal action {action} in phase {core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
-            )
+        action = checked_move(s, agent, action)
         self._cumulative_rewards[agent] = 0.0
         return action
 

@@ -51,9 +51,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ginenv import core
-from ginenv.actions import NUM_ACTIONS, as_action, describe
+from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import obs_size, observe
-from ginenv.options import env_options
+from ginenv.options import checked_move, env_options
 from ginenv.render import render_text
 from ginenv.rules import Rules, resolve
 
@@ -135,15 +135,7 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         s = self._state
-        action = as_action(action)
-        mask = core.legal_action_mask(s)[0]
-        if not (0 <= int(action) < NUM_ACTIONS and mask[int(action)]):
-            legal = ", ".join(describe(a) for a in np.flatnonzero(mask))
-            what = describe(action) if 0 <= int(action) < NUM_ACTIONS else "out of range"
-            raise ValueError(
-                f"{agent}: illegal action {int(action)} ({what}) in phase "
-                f"{core.PHASE_NAMES[s.phase[0]]}; legal: {legal}"
-            )
+        action = checked_move(s, agent, action)
         self._cumulative_rewards[agent] = 0.0
         core.step(s, np.array([int(action)]))
         r = core.rewards(s, self.reward_scale, self.match_win_reward)[0] if s.hand_ended[0] else (0.0, 0.0)
