@@ -175,10 +175,16 @@ def load_tensors(path: Path, meta: dict | None = None) -> dict:
 
 # ------------------------------------------------------------------ trainer state
 #: Engine state fields renamed since a checkpoint was written: old name -> new name.
-_RENAMED_STATE_FIELDS = {"game_seed": "_game_seed", "after_discard": "_after_discard", "big_gin_ok": "_big_gin_ok"}
+_RENAMED_STATE_FIELDS = {
+    "game_seed": "_game_seed",
+    "after_discard": "_after_discard",
+    "big_gin_ok": "_big_gin_ok",
+    "legal": "_legal",
+}
 #: Engine state fields added since: events of a finished hand, read only when the next
-#: one ends, so an older checkpoint takes them from a fresh state.
-_ADDED_STATE_FIELDS = ("hand_knock_limit",)
+#: one ends, and the second seed key (0 for every seed a trainer uses), so an older
+#: checkpoint takes them from a fresh state.
+_ADDED_STATE_FIELDS = ("hand_knock_limit", "_game_key", "game_truncated")
 
 
 def _state_tensors(state) -> dict:

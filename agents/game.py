@@ -1,7 +1,11 @@
 """One game between a person and an agent, behind every frontend (terminal, web, API).
 
 ``Game(opponent, rules, mode, seed, seat)`` holds one engine game (batch 1): the person
-sits in ``seat``, the agent in the other. ``play(action)`` applies the person's move
+sits in ``seat``, the agent in the other. Without a seed the deal comes from 128 bits of
+OS randomness (``secrets``): a seed is the whole deal, the agent's hand and the stock
+included, so it is kept private while the game is in play (``view()`` shows it once the
+game is over), and no search over a small seed space can find it from what the person
+sees. ``play(action)`` applies the person's move
 (an action id of ``ginenv.actions``; anything illegal is refused with the legal moves
 named, nothing applied), then the agent's replies up to the person's next decision or
 the end of the game. A hand that ends on the way is recorded in full (both hands, melds,
@@ -14,6 +18,8 @@ of the agent's hand or of the stock while a hand is in play.
 """
 
 from __future__ import annotations
+
+import secrets
 
 import numpy as np
 
@@ -51,14 +57,13 @@ def label(action: int) -> str:
 class Game:
     """One game of a person (``seat``) against ``agent`` (anything with ``act``)."""
 
-    def __init__(self, agent, rules=None, mode: str = "match", seed: int = 0, seat: int = 0):
-        if seat not in (0, 1) or isinstance(seat, bool):
-            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
-        if mode not in core.MODES:
+    def __init__(self, agent, rules=None, mode: str = "match", seed: int | None = None, seat: int = 0):
+        if isinstance(seat, bool) or not isinstance(seat, int) or seat not in (0, 1):
+            raise ValueError(f"seat must be the integer 0 or 1, got {seat!r}")
+        if not isinstance(mode, str) or mode not in core.MODES:
             raise ValueError(f"mode must be one of {', '.join(core.MODES)}, got {mode!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        self.agent, self.rules, self.mode, self.seed, self.seat = agent, resolve(rules), mode, seed, seat
+        seed = secrets.randbits(core.SEED_BITS) if seed is None else core.check_seed(seed)
+        self.agent, self.rules, self.mode, self._seed, self.seat = agent, resolve(rules), mode, seed, seat
         self.state = core.init(1, self.rules, seed=seed, mode=mode)
         self.results: list = []  # every finished hand, in order
         self.moves: list = []  # every move of this hand so far: {"player", "action", "label"}
@@ -66,6 +71,11 @@ class Game:
         self.last_bot_moves = self._bot_moves()
 
     # ------------------------------------------------------------------- state
+    @property
+    def seed(self):
+        """The deal's seed, once the game is over (None while it is in play)."""
+        return self._seed if self.over else None
+
     @property
     def over(self) -> bool:
         return bool(self.state.done[0])
@@ -205,6 +215,8 @@ class Game:
             "bot_moves": self.last_bot_moves,
             "over": self.over,
         }
+        if self.over:  # the whole deal is known now: the seed may be shown (a string: 128 bits)
+            out["seed"] = str(self._seed)
         if self.results:
             out["result"] = self.results[-1]
             out["hands_played"] = len(self.results)

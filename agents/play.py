@@ -13,13 +13,14 @@ can be scripted.
 from __future__ import annotations
 
 import argparse
-import os
+import secrets
 import sys
 from pathlib import Path
 
 from agents import make_agent
 from agents.game import BOT, HUMAN, Game, hint, parse_move
 from ginenv import actions as A
+from ginenv import core
 from ginenv.rules import PRESETS
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
@@ -156,12 +157,17 @@ def main(argv=None) -> int:
     )
     p.add_argument("--rules", default="standard", choices=list(PRESETS))
     p.add_argument("--mode", default="match", choices=["hand", "match"])
-    p.add_argument("--seed", type=int, default=None, help="the deal's seed (default: a new one each time)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the deal's seed, to replay a game (default: 128 random bits; shown when the game is over)",
+    )
     p.add_argument("--seat", type=int, default=0, choices=[0, 1], help="your seat (0 or 1)")
     args = p.parse_args(argv)
-    if args.seed is not None and args.seed < 0:
-        p.error(f"--seed must be a non-negative integer, got {args.seed}")
-    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    if args.seed is not None and not 0 <= args.seed < 1 << core.SEED_BITS:
+        p.error(f"--seed must be an integer from 0 to 2**{core.SEED_BITS} - 1, got {args.seed}")
+    seed = args.seed if args.seed is not None else secrets.randbits(core.SEED_BITS)
     try:
         opponent = make_agent(args.opponent, seed=seed)
     except ValueError as e:
@@ -169,9 +175,11 @@ def main(argv=None) -> int:
     game = Game(opponent, args.rules, args.mode, seed, args.seat)
     print(
         f"gin rummy against {getattr(opponent, 'name', args.opponent)}, {args.rules} rules, "
-        f"{'one hand' if args.mode == 'hand' else 'a match'}, seed {seed}"
+        f"{'one hand' if args.mode == 'hand' else 'a match'}"
     )
     run(game, sys.stdin, sys.stdout, hint_policy(opponent))
+    if game.over:  # the deal is all known now: the seed replays it (--seed)
+        print(f"seed {game.seed}")
     return 0
 
 

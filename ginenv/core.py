@@ -18,16 +18,22 @@ hand (the player who drew the third-last stock card discards without knocking, l
 2), or truncated after ``rules.max_turns`` draws (house rule; no score, like a dead
 hand). In ``"hand"`` mode a game is one hand; in ``"match"`` mode hands are dealt until
 a running total reaches the target, the dealer following the preset's rule (the same
-dealer after a dead, truncated or drawn hand). With ``auto_reset=True`` a finished game
-is dealt anew in place, so a training loop never stops; the step's events
+dealer after a dead, truncated or drawn hand), or until ``rules.max_hands`` hands were
+played (then the match ends truncated: ``truncated(state)``, no bonuses, no winner).
+With ``auto_reset=True`` a finished game is dealt anew in place, so a training loop never stops; the step's events
 (``hand_ended``, ``game_ended``, ``hand_points``, ``final_scores``, ``winner``) describe
 the game that finished.
 
 Determinism: game i of ``init(B, rules, seed)`` has the game seed
 ``splitmix64(splitmix64(seed) + i)``, and every random choice of that game (the cut
 for the first dealer, each deal) is a hash of its game seed, its game counter (for
-auto-reset) and its hand counter. ``init(1, rules, game_seeds=[that seed])`` therefore
+auto-reset) and its hand counter. ``init(1, rules, game_seeds_=[that seed])`` therefore
 plays exactly game i, whatever the batch size.
+
+A seed may hold up to 128 bits. Its high 64 bits give each game a second private key
+(``_game_key``, 0 for a seed below 2**64, which deals exactly as before) that is mixed
+into every deal and cut, so a deal made from 128 bits of OS randomness cannot be found
+by searching a 64-bit space (``agents``' games against a person use such seeds).
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ DEAD_STOCK = 2  # the hand is dead when a discard leaves this many stock cards
 
 _U64 = np.uint64
 _GOLDEN = _U64(0x9E3779B97F4A7C15)
+SEED_BITS = 128  # a seed is an integer 0 <= seed < 2**SEED_BITS
 
 
 def splitmix64(x):
@@ -72,22 +79,55 @@ def game_seeds(seed: int, batch_size: int) -> np.ndarray:
     return splitmix64(splitmix64(np.array([seed % (1 << 64)], _U64)) + np.arange(batch_size, dtype=_U64))
 
 
+def game_keys(seed: int, batch_size: int) -> np.ndarray:
+    """The second keys of the B games of ``init(B, rules, seed)``: from the seed's high 64
+    bits, never 0 where those bits are not all 0, and all 0 otherwise."""
+    high = int(seed) >> 64
+    if not high:
+        return np.zeros(batch_size, _U64)
+    return game_seeds(high, batch_size) | _U64(1)
+
+
 def _stream(game_seed, game_no, hand_no):
     """The random key of one deal (hand_no >= 0) or one cut (hand_no = -1)."""
     g = splitmix64(np.asarray(game_seed, _U64) + np.asarray(game_no, _U64) * _U64(0xD1B54A32D192ED03))
     return splitmix64(g + (np.asarray(hand_no, np.int64) + 1).astype(_U64))
 
 
-def shuffled_decks(game_seed, game_no, hand_no) -> np.ndarray:
+def _keyed(game_key, game_no, hand_no):
+    """``(mixed, second)``: which games have a second key, and that key's stream."""
+    k = np.asarray(game_key, _U64).reshape(-1)
+    mixed = k != 0
+    return mixed, _stream(k[mixed], np.asarray(game_no).reshape(-1)[mixed], np.asarray(hand_no).reshape(-1)[mixed])
+
+
+def shuffled_decks(game_seed, game_no, hand_no, game_key=None) -> np.ndarray:
     """``(k, 52)`` int8 decks: the order of the cards for each deal."""
     key = _stream(game_seed, game_no, hand_no)
     card_keys = splitmix64(key[:, None] ^ (np.arange(NUM_CARDS, dtype=_U64) * _GOLDEN))
+    if game_key is not None:
+        mixed, second = _keyed(game_key, game_no, hand_no)
+        if mixed.any():  # 128 bits into every card's key
+            card_keys[mixed] = splitmix64(card_keys[mixed] ^ second[:, None])
     return np.argsort(card_keys, axis=1, kind="stable").astype(np.int8)
 
 
-def first_dealers(game_seed, game_no) -> np.ndarray:
+def first_dealers(game_seed, game_no, game_key=None) -> np.ndarray:
     """The cut for the first dealer: player 0 or 1, a fair coin from the game's stream."""
-    return (_stream(game_seed, game_no, -1) >> _U64(63)).astype(np.int8)
+    bits = _stream(game_seed, game_no, -1)
+    if game_key is not None:
+        mixed, second = _keyed(game_key, game_no, np.full(len(bits), -1))
+        bits[mixed] ^= second
+    return (bits >> _U64(63)).astype(np.int8)
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` as an int if it is an integer 0 <= seed < 2**128, else ``ValueError``."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer from 0 to 2**{SEED_BITS} - 1, got {seed!r}")
+    if not 0 <= int(seed) < 1 << SEED_BITS:
+        raise ValueError(f"{name} must be an integer from 0 to 2**{SEED_BITS} - 1, got {seed}")
+    return int(seed)
 
 
 @dataclass
@@ -119,7 +159,7 @@ class State:
     knock_limit: np.ndarray  # (B,) int8: this hand's knock limit (Oklahoma: from the upcard)
     _after_discard: np.ndarray  # (B, 52) uint8: in DISCARD, the mover's deadwood after each discard
     _big_gin_ok: np.ndarray  # (B,) bool: in DISCARD, the mover may declare big gin
-    legal: np.ndarray  # (B, NUM_ACTIONS) bool, read-only: legal actions of the player to move
+    _legal: np.ndarray  # (B, NUM_ACTIONS) bool, read-only: the mover's legal actions (its discards show its hand)
     _deadwood: np.ndarray  # (B, 2) int16: each player's least deadwood of the 10 cards last kept
     scores: np.ndarray  # (B, 2) int32: running match totals (hand points)
     hands_won: np.ndarray  # (B, 2) int16
@@ -128,9 +168,11 @@ class State:
     hand_no: np.ndarray  # (B,) int32: hands dealt in this game (the deal's stream)
     game_no: np.ndarray  # (B,) int32: games played in this slot (auto-reset)
     _game_seed: np.ndarray  # (B,) uint64
+    _game_key: np.ndarray  # (B,) uint64: the second key of a 128-bit seed, 0 none
     # Events of the last step (overwritten by every step):
     hand_ended: np.ndarray  # (B,) bool: a hand ended in this step
     game_ended: np.ndarray  # (B,) bool: the game ended in this step (then maybe auto-reset)
+    game_truncated: np.ndarray  # (B,) bool: ... cut by rules.max_hands (match) or max_turns (hand)
     hand_kind: np.ndarray  # (B,) int8: how the last hand ended (HAND_KIND_NAMES), -1 none yet
     hand_points: np.ndarray  # (B, 2) int32: points of the hand that ended in this step
     last_hands: np.ndarray  # (B, 2, 52) bool: both hands as they ended (knocker after the knock)
@@ -188,7 +230,7 @@ class State:
                 raise ValueError(f"state array {name} has shape {new.shape}, expected {old.shape}")
             out[name] = new.astype(old.dtype, copy=True)
         s = dataclasses.replace(self, **out)
-        s.legal.flags.writeable = False
+        s._legal.flags.writeable = False
         return s
 
     def select(self, games) -> State:
@@ -231,12 +273,15 @@ def init(
     mode: str = "match",
     auto_reset: bool = False,
     game_seeds_: np.ndarray | None = None,
+    game_keys_: np.ndarray | None = None,
     decks: np.ndarray | None = None,
     dealers: np.ndarray | None = None,
 ) -> State:
     """Deal B new games.
 
-    ``game_seeds_`` (``(B,)`` uint64) replaces the seeds derived from ``seed``. For
+    ``seed`` is an integer 0 <= seed < 2**128. ``game_seeds_`` (``(B,)`` uint64) replaces
+    the seeds derived from ``seed``, and ``game_keys_`` (``(B,)`` uint64, default 0) their
+    second keys. For
     scripted games, ``decks`` (``(B, 52)`` card orders) and ``dealers`` (``(B,)``) set
     the first deal: the non-dealer gets ``deck[0:20:2]``, the dealer ``deck[1:20:2]``,
     ``deck[20]`` is the upcard and ``deck[21:]`` the stock, top first. Later deals come
@@ -262,13 +307,15 @@ def init(
                 f"decks must be a ({b}, {NUM_CARDS}) array of card ids, one deck per game; got shape {decks.shape}"
             )
     if game_seeds_ is None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        seeds = game_seeds(int(seed), b)
+        seed = check_seed(seed)
+        seeds, keys = game_seeds(seed & ((1 << 64) - 1), b), game_keys(seed, b)
     else:
         seeds = np.asarray(game_seeds_, dtype=_U64).reshape(-1)
         if len(seeds) != b:
             raise ValueError(f"game_seeds_ has {len(seeds)} seeds for a batch of {b}")
+        keys = np.zeros(b, _U64) if game_keys_ is None else np.asarray(game_keys_, dtype=_U64).reshape(-1)
+        if len(keys) != b:
+            raise ValueError(f"game_keys_ has {len(keys)} keys for a batch of {b}")
     state = State(
         rules=rules,
         mode=mode,
@@ -291,7 +338,7 @@ def init(
         knock_limit=_zeros(b, dtype=np.int8),
         _after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
         _big_gin_ok=_zeros(b, dtype=bool),
-        legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
+        _legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
         _deadwood=_zeros(b, 2, dtype=np.int16),
         scores=_zeros(b, 2, dtype=np.int32),
         hands_won=_zeros(b, 2, dtype=np.int16),
@@ -300,8 +347,10 @@ def init(
         hand_no=_zeros(b, dtype=np.int32),
         game_no=_zeros(b, dtype=np.int32),
         _game_seed=seeds,
+        _game_key=keys,
         hand_ended=_zeros(b, dtype=bool),
         game_ended=_zeros(b, dtype=bool),
+        game_truncated=_zeros(b, dtype=bool),
         hand_kind=np.full(b, NONE, np.int8),
         hand_points=_zeros(b, 2, dtype=np.int32),
         last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
@@ -324,14 +373,16 @@ def _new_games(s: State, idx: np.ndarray, decks=None, dealers=None) -> None:
     s.hands_played[idx] = 0
     s.dead_hands[idx] = 0
     s.hand_no[idx] = 0
-    s.dealer[idx] = first_dealers(s._game_seed[idx], s.game_no[idx]) if dealers is None else dealers
+    if dealers is None:
+        dealers = first_dealers(s._game_seed[idx], s.game_no[idx], s._game_key[idx])
+    s.dealer[idx] = dealers
     _deal(s, idx, decks)
 
 
 def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     """Deal a hand in the games ``idx`` (dealer already set)."""
     if decks is None:
-        deck = shuffled_decks(s._game_seed[idx], s.game_no[idx], s.hand_no[idx])
+        deck = shuffled_decks(s._game_seed[idx], s.game_no[idx], s.hand_no[idx], s._game_key[idx])
     else:
         deck = np.asarray(decks, np.int8).reshape(len(idx), NUM_CARDS)
         if (np.sort(deck, axis=1) != np.arange(NUM_CARDS)).any():
@@ -374,8 +425,10 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
 def legal_action_mask(s: State) -> np.ndarray:
     """``(B, NUM_ACTIONS)`` bool: the legal actions of the player to move (none when DONE).
 
-    Computed once per ``init`` / ``step`` and kept in ``state.legal`` (read-only)."""
-    return s.legal
+    Computed once per ``init`` / ``step`` and kept in the private ``state._legal``
+    (read-only): in the discard phase it names the mover's cards, so it is the mover's
+    alone."""
+    return s._legal
 
 
 def _update_legal(s: State) -> None:
@@ -396,7 +449,7 @@ def _update_legal(s: State) -> None:
         mask[d, A.KNOCK : A.DRAW_STOCK] = hand & (s._after_discard[d] <= s.knock_limit[d, None])
         mask[d, A.BIG_GIN] = s._big_gin_ok[d]
     mask.flags.writeable = False
-    s.legal = mask
+    s._legal = mask
 
 
 def refresh(s: State, games) -> None:
@@ -540,6 +593,13 @@ def rewards(s: State, reward_scale: float, match_win_reward: float = 0.0) -> np.
     return out
 
 
+def truncated(s: State) -> np.ndarray:
+    """``(B,)`` bool: the game ended in the last step by a cap, not by its rules' end (a
+    hand mode hand cut by ``max_turns``, a match cut by ``max_hands``): the envs report
+    it as ``truncated``, the rest of the ended games as ``terminated``."""
+    return s.game_truncated
+
+
 SKIP = -1  # the "action" that leaves a game as it is this step (its player moves later)
 
 
@@ -554,7 +614,7 @@ def _check_actions(s: State, actions) -> np.ndarray:
     if bad_range.size:
         i = bad_range[0]
         raise ValueError(f"game {i}: action {a[i]} is out of range 0..{A.NUM_ACTIONS - 1} (or {SKIP}: skip the game)")
-    bad = np.flatnonzero(~s.legal[np.arange(s.batch_size), np.maximum(a, 0)] & (s.phase != DONE) & (a != SKIP))
+    bad = np.flatnonzero(~s._legal[np.arange(s.batch_size), np.maximum(a, 0)] & (s.phase != DONE) & (a != SKIP))
     if bad.size:
         i = int(bad[0])
         extra = ""
@@ -586,6 +646,7 @@ def step(s: State, actions) -> State:
     a[(s.phase == DONE) | (a == SKIP)] = A.NUM_ACTIONS  # finished or skipped games: match no action below
     s.hand_ended[:] = False
     s.game_ended[:] = False
+    s.game_truncated[:] = False
     s.hand_points[:] = 0
     s.bonus_points[:] = 0
     player = s.current.astype(np.int64)
@@ -730,16 +791,23 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
     s.dead_hands[idx] += (kind == DEAD) | (kind == TRUNCATED)
     if s.mode == "hand":
         over = np.ones(idx.size, bool)
+        cut = kind == TRUNCATED
     else:
-        over = s.scores[idx].max(1) >= s.rules.target
+        reached = s.scores[idx].max(1) >= s.rules.target
+        cut = ~reached & (s.hands_played[idx] >= s.rules.max_hands)
+        over = reached | cut
     done = idx[over]
     if done.size:
         s.game_ended[done] = True
+        s.game_truncated[done] = cut[over]
         s.phase[done] = DONE
         if s.mode == "match":
             final, win = match_final(
                 s.scores[done], s.hands_won[done], s.hands_played[done], s.dead_hands[done], s.rules
             )
+            capped = cut[over]  # a match cut by the hand cap: its totals as they stand, no winner
+            final[capped] = s.scores[done][capped]
+            win[capped] = -1
             s.final_scores[done] = final
             s.bonus_points[done] = final - s.scores[done]
             s.winner[done] = win

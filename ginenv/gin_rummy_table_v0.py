@@ -162,11 +162,15 @@ class raw_env(_Table):
                 self.dealer = (self.dealer + 1) % PLAYERS
             else:
                 self.dead += 1  # a dead hand keeps the dealer
-            if self.totals.max() >= self.rules.target:
+            reached = self.totals.max() >= self.rules.target
+            if reached or self.played >= self.rules.max_hands:  # the hand cap: truncated, no bonuses
                 final, winner = match_final(self.totals[None], self.won[None], [self.played], [self.dead], self.rules)
+                if not reached:
+                    final, winner = self.totals[None], [-1]
                 points += final[0] - self.totals  # the bonuses
                 for a in self.agents:
-                    self.terminations[a] = True
+                    self.terminations[a] = bool(reached)
+                    self.truncations[a] = not reached
                     self.infos[a] = {
                         "final_scores": final[0].tolist(),
                         "winner": int(winner[0]),
@@ -206,6 +210,7 @@ class team_env(_Table):
     def reset(self, seed=None, options=None):
         seeds = core.game_seeds(self._new_episode(seed), 2)
         self.tables = [core.init(1, self.rules, mode="match", game_seeds_=seeds[[t]]) for t in (0, 1)]
+        self.cut = [False, False]  # a table's match ended by the hand cap
         self.turn = 0  # the table that moves next while both play
         self._select()
 
@@ -247,6 +252,7 @@ class team_env(_Table):
         s = self.tables[t]
         action = self._checked(s, agent, action)
         core.step(s, np.array([action]))
+        self.cut[t] |= bool(core.truncated(s)[0])
         team_points = np.zeros(2)
         if s.hand_ended[0]:
             pts = s.hand_points[0] + s.bonus_points[0]
@@ -256,9 +262,11 @@ class team_env(_Table):
         self.rewards = {a: float(diff if TEAM[k] == 0 else -diff) for k, a in enumerate(self.possible_agents)}
         if all(x.done[0] for x in self.tables):
             teams = [sum(self._total(p) for p in range(4) if TEAM[p] == team) for team in (0, 1)]
-            winner = -1 if teams[0] == teams[1] else int(np.argmax(teams))
+            cut = any(self.cut)
+            winner = -1 if teams[0] == teams[1] or cut else int(np.argmax(teams))
             for a in self.agents:
-                self.terminations[a] = True
+                self.terminations[a] = not cut
+                self.truncations[a] = cut
                 self.infos[a] = {"team_totals": teams, "winner_team": winner}
         else:
             if s.current[0] != seat or s.done[0] or s.hand_ended[0]:  # the table's turn is over: the other moves

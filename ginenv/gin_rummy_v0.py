@@ -141,7 +141,7 @@ class raw_env(AECEnv):
         r = core.rewards(s, self.reward_scale, self.match_win_reward)[0] if s.hand_ended[0] else (0.0, 0.0)
         self.rewards = {a: float(r[i]) for i, a in enumerate(self.possible_agents)}
         if s.game_ended[0]:
-            truncated = self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED
+            truncated = bool(core.truncated(s)[0])
             for a in self.agents:
                 self.truncations[a] = truncated
                 self.terminations[a] = not truncated

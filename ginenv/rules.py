@@ -10,6 +10,8 @@ House choices (the sources are silent; see the README):
   other presets let the loser of a hand deal next (``pagat``: the winner).
 - After a dead hand (or a truncated one), the same dealer deals again in every preset.
 - A hand ends as a truncated dead hand (no score) after ``max_turns`` draws.
+- A match ends truncated (no bonuses, no winner) after ``max_hands`` hands, so a match
+  nobody ends (two players that never knock) still ends; no real match comes near it.
 - A match whose final totals are equal is a draw.
 """
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 MAX_KNOCK_LIMIT = 10
 MAX_POINTS = 10_000  # the most a target or a bonus may be
 MAX_TURNS = 10_000  # the most draws a hand may be capped at
+MAX_HANDS = 10_000  # the most hands a match may be capped at
 
 TIE_RULES = ("undercut", "knocker_zero")
 SHUTOUT_RULES = ("none", "double_hand_points", "loser_scoreless", "loser_won_no_hand")
@@ -64,6 +67,9 @@ class Rules:
     of that hand. After a dead or truncated hand the same dealer deals again."""
     max_turns: int = 100
     """A hand with this many draws and no knock ends as a truncated dead hand."""
+    max_hands: int = 500
+    """A match still short of the target after this many hands ends truncated: no
+    bonuses, no winner (match mode; a real match takes a few dozen hands at most)."""
 
     def __post_init__(self):
         # The engine counts turns in int16 and points in int32: these bounds keep every
@@ -78,6 +84,7 @@ class Rules:
             "line_bonus": (0, MAX_POINTS),
             "shutout_bonus": (0, MAX_POINTS),
             "max_turns": (1, MAX_TURNS),
+            "max_hands": (1, MAX_HANDS),
         }
         for name, (lo, hi) in ints.items():
             value = getattr(self, name)

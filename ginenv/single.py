@@ -96,7 +96,7 @@ class SingleAgentEnv(gymnasium.Env):
             return self._obs(), self.illegal_reward, True, False, info
         rewards, _ = self.versus.play(np.array([a]))
         done = bool(s.done[0])
-        truncated = done and self.mode == "hand" and s.hand_kind[0] == core.TRUNCATED
+        truncated = done and bool(core.truncated(s)[0])
         info = {"action_mask": self._mask(), "seat": self.seat}
         if done:
             info.update(hand_kind=core.HAND_KIND_NAMES[s.hand_kind[0]], final_scores=s.final_scores[0].tolist())

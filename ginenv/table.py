@@ -62,12 +62,13 @@ def _play_hands(agents, players: np.ndarray, totals: np.ndarray, rules: Rules, g
     return {"points": points, "winner": s.winner.astype(np.int64), "kind": kinds}
 
 
-def three_player_matches(agents, n: int, rules=None, seed: int = 0, first_dealers=None, max_hands: int = 1000) -> dict:
+def three_player_matches(agents, n: int, rules=None, seed: int = 0, first_dealers=None) -> dict:
     """``n`` three-player matches of ``agents`` (three agents with ``act``, at table
     seats 0, 1, 2), all at once. ``first_dealers`` ``(n,)``: the table seat that deals
     first in each match (default: match i's first dealer is ``i % 3``). Returns per
     match the final totals with bonuses ``(n, 3)``, the running totals, hands won and
-    played, dead hands, and the winner (-1 for a draw)."""
+    played, dead hands, the winner (-1 for a draw) and ``truncated``: the match was
+    still short of the target after ``rules.max_hands`` hands (no bonuses, no winner)."""
     if len(agents) != PLAYERS:
         raise ValueError(f"three-player matches take 3 agents, got {len(agents)}")
     rules = resolve(rules)
@@ -81,7 +82,7 @@ def three_player_matches(agents, n: int, rules=None, seed: int = 0, first_dealer
     dead = np.zeros(n, np.int64)
     sat_out = np.zeros((n, PLAYERS), np.int64)
     live = np.arange(n)
-    for _ in range(max_hands):
+    for _ in range(rules.max_hands):
         if not live.size:
             break
         d = dealer[live]
@@ -99,10 +100,12 @@ def three_player_matches(agents, n: int, rules=None, seed: int = 0, first_dealer
         sat_out[live, d] += 1
         dealer[live] = np.where(scored, (d + 1) % PLAYERS, d)  # a dead hand keeps the dealer
         live = live[running[live].max(1) < rules.target]
-    else:
-        raise RuntimeError(f"matches still running after {max_hands} hands")
+    truncated = np.zeros(n, bool)
+    truncated[live] = True  # the hand cap came first
     final, winner = match_final(running, won, played, dead, rules)
+    final[truncated], winner[truncated] = running[truncated], -1
     return {
+        "truncated": truncated,
         "final": final,
         "running": running,
         "hands_won": won,
@@ -123,7 +126,7 @@ def team_matches(agents, n: int, rules=None, seed: int = 0) -> dict:
         raise ValueError(f"team matches take 4 agents, got {len(agents)}")
     rules = resolve(rules)
     seeds = core.game_seeds(seed, 2 * n)
-    finals = []
+    finals, cut = [], np.zeros(n, bool)
     for table, (first, second) in enumerate(((0, 2), (3, 1))):
         s = core.init(n, rules, mode="match", game_seeds_=seeds[table::2])
         seat_agent = (first, second)
@@ -135,8 +138,9 @@ def team_matches(agents, n: int, rules=None, seed: int = 0) -> dict:
                 if idx.size:
                     actions[idx] = agents[seat_agent[seat]].act(obs[idx], mask[idx])
             core.step(s, actions)
+            cut |= core.truncated(s)
         finals.append(s.final_scores.astype(np.int64))
     a, b = finals
     teams = np.stack([a[:, 0] + b[:, 1], a[:, 1] + b[:, 0]], 1)  # team 0: agent 0 (A seat 0) + agent 1 (B seat 1)
-    winner = np.where(teams[:, 0] == teams[:, 1], -1, np.argmax(teams, 1))
-    return {"table_a": a, "table_b": b, "teams": teams, "winner": winner}
+    winner = np.where((teams[:, 0] == teams[:, 1]) | cut, -1, np.argmax(teams, 1))
+    return {"table_a": a, "table_b": b, "teams": teams, "winner": winner, "truncated": cut}

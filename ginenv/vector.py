@@ -81,7 +81,7 @@ class VectorEnv:
         s = core.step(self.state, actions)
         rewards = core.rewards(s, self.reward_scale, self.match_win_reward).astype(np.float32)
         ended = s.game_ended.copy()
-        truncated = ended & (s.hand_kind == core.TRUNCATED) & (self.mode == "hand")
+        truncated = ended & core.truncated(s)
         return VectorStep(
             obs=observe(s, s.current, self.perfect_information, out=self._obs),
             action_mask=core.legal_action_mask(s),

@@ -81,7 +81,7 @@ class GinRummyVectorEnv(VectorEnv):
         final = [None] * self.num_envs
         for info in self.versus.finished:
             i = info["game"]
-            cut = self.versus.mode == "hand" and info["hand_kind"] == "truncated"
+            cut = info["truncated"]
             truncations[i], terminations[i] = cut, not cut
             final[i] = {k: v for k, v in info.items() if k != "game"}
         infos = self._infos(skipped)

@@ -110,6 +110,7 @@ class Versus:
                 "reward": float(r[i]),
                 "hand_kind": core.HAND_KIND_NAMES[int(s.hand_kind[i])],
                 "final_scores": s.final_scores[i].tolist(),
+                "truncated": bool(core.truncated(s)[i]),
             }
             if self.moved[i]:
                 self.finished.append(info)

@@ -77,7 +77,6 @@ PUBLIC_FIELDS = {
     "dealer",
     "turn",
     "knock_limit",  # the table as both players see it
-    "legal",  # the mover's legal actions: given to the mover only (the envs' mask)
     "scores",
     "hands_won",
     "hands_played",
@@ -87,6 +86,7 @@ PUBLIC_FIELDS = {
     # events of the last step; a finished hand's hands are laid out face up for both
     "hand_ended",
     "game_ended",
+    "game_truncated",
     "hand_kind",
     "hand_points",
     "last_hands",
@@ -110,10 +110,14 @@ def test_states_public_fields_are_the_pinned_ones():
         "_big_gin_ok",
         "_deadwood",
         "_game_seed",
+        "_game_key",
+        "_legal",
     }
 
 
-def test_dealing_anew_what_the_mover_cannot_see_changes_no_public_field():
+def _assert_public_fields_unchanged_when_dealt_anew(viewer: str):
+    """Deal anew what one seat (the mover or the other) cannot see: no public field may
+    change, or that field tells the seat something about the cards it cannot see."""
     rng = np.random.default_rng(8)
     for mode in ("hand", "match"):
         state = core.init(128, "standard", seed=5, mode=mode)
@@ -123,9 +127,20 @@ def test_dealing_anew_what_the_mover_cannot_see_changes_no_public_field():
                 core.step(state, np.where(mask.any(1), (rng.random(mask.shape) * mask).argmax(1), 0))
             live = np.flatnonzero(~state.done)
             s = state.select(live)
-            other = resample_hidden(s, s.current.astype(np.int64), rng)
+            seat = s.current.astype(np.int64) if viewer == "mover" else 1 - s.current.astype(np.int64)
+            other = resample_hidden(s, seat, rng)
             assert (other._hands != s._hands).any() or steps == 0 or not live.size
             for name in PUBLIC_FIELDS:
                 a, b = getattr(s, name), getattr(other, name)
                 if isinstance(a, np.ndarray):
-                    assert (a == b).all(), (mode, steps, name)
+                    assert (a == b).all(), (viewer, mode, steps, name)
+
+
+def test_dealing_anew_what_the_mover_cannot_see_changes_no_public_field():
+    _assert_public_fields_unchanged_when_dealt_anew("mover")
+
+
+def test_dealing_anew_what_the_waiting_seat_cannot_see_changes_no_public_field():
+    # The audit's leak: in the discard phase the legal discards plus the taken card were
+    # the mover's 11 cards, readable by the seat waiting for its turn.
+    _assert_public_fields_unchanged_when_dealt_anew("waiting")

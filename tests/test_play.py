@@ -4,15 +4,14 @@ uvicorn server, and the page in a real headless Chromium."""
 import json
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import live_server
 
 from agents import make_agent
 from agents.game import Game, parse_move
@@ -163,34 +162,27 @@ def test_a_whole_match_plays_through_the_terminal_from_a_pipe():
     assert text.count("--- hand") == len(script_game.results)
     assert "? cannot read" in text or "? bad card" in text  # the wrong entries got a message
     assert "legal moves:" in text
+    assert text.rstrip().endswith(f"seed {seed}") and text.count("seed") == 1  # the seed only at the end
 
 
 # ---------------------------------------------------------------- the HTTP API
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    """A real uvicorn server on a free loopback port, the shipped bot as the opponent."""
-    uvicorn = pytest.importorskip("uvicorn")
+    """A real uvicorn server on a free loopback port, the shipped bot as the opponent
+    (clients may choose seeds here, so the tests can replay deals)."""
+    pytest.importorskip("uvicorn")
     pytest.importorskip("starlette")
     from agents.serve import make_app
 
-    app = make_app(make_agent(str(ROOT / "checkpoints" / "champion")), max_games=50, idle_seconds=600)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    srv.should_exit = True
-    thread.join(timeout=10)
+    app = make_app(
+        make_agent(str(ROOT / "checkpoints" / "champion")),
+        max_games=50,
+        idle_seconds=600,
+        allow_seed=True,
+        creates_per_minute=6000,
+    )
+    with live_server(app) as url:
+        yield url, app
 
 
 def test_the_api_plays_a_whole_match_against_the_shipped_bot(server):
@@ -265,11 +257,12 @@ def test_the_api_never_sends_a_card_the_person_has_not_seen(server):
 
 
 def test_games_are_bounded_and_idle_ones_expire():
+    pytest.importorskip("starlette")
     from starlette.exceptions import HTTPException
 
     from agents.serve import Games
 
-    games = Games(make_agent("random"), max_games=2, idle_seconds=0.2)
+    games = Games(make_agent("random"), max_games=2, idle_seconds=0.2, allow_seed=True)
     for _ in range(2):
         games.add(games.build({"seed": 1}))
     with pytest.raises(HTTPException) as e:

@@ -64,9 +64,13 @@ def test_the_batched_table_plays_the_matches_a_plain_loop_plays(preset):
 def test_a_dead_hand_keeps_the_dealer():
     # Every hand cut short by a turn cap of 2 draws: no hand is scored, so the dealer of
     # each match never moves and always sits out, while the others play on.
-    rules = Rules(target=10_000, max_turns=2)
-    with pytest.raises(RuntimeError, match="still running after 5 hands"):
-        three_player_matches([RandomAgent(1), RandomAgent(2), RandomAgent(3)], 3, rules, seed=1, max_hands=5)
+    # The hand cap (max_hands=5) then ends every match truncated: no bonuses, no winner.
+    rules = Rules(target=10_000, max_turns=2, max_hands=5)
+    r = three_player_matches([RandomAgent(1), RandomAgent(2), RandomAgent(3)], 3, rules, seed=1)
+    assert r["truncated"].all() and (r["winner"] == -1).all()
+    assert (r["hands_played"] == 5).all() and (r["dead_hands"] == 5).all()
+    assert r["sat_out"].tolist() == [[5, 0, 0], [0, 5, 0], [0, 0, 5]]  # match i's first dealer i % 3, never moved
+    assert (r["final"] == 0).all()
 
 
 def test_three_player_bonuses_follow_each_preset():

@@ -1,0 +1,313 @@
+"""The second audit's defects, one test each (each failed before its fix): the deal seed,
+the API's bad bodies and squatting, lost work, the hand cap, bad input and installs."""
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import live_server
+
+from agents import make_agent
+from agents.game import HUMAN, Game
+from ginenv import actions as A
+from ginenv import core
+from ginenv.rules import Rules
+
+ROOT = Path(__file__).parent.parent
+
+
+# ------------------------------------------------------------------ the deal seed
+def first_view_matches(seeds: np.ndarray, view: dict, seat: int) -> np.ndarray:
+    """Which of the candidate 64-bit ``seeds`` deal the person's first hand and dealer:
+    the audit's attack (its C search covered every seed below 2**31)."""
+    from ginenv.cards import parse_cards
+
+    s = core.init(len(seeds), "standard", game_seeds_=core.splitmix64(core.splitmix64(seeds)), mode="match")
+    hand = np.zeros(52, bool)
+    hand[parse_cards(" ".join(view["hand"]))] = True
+    dealer = seat if view["dealer"] == HUMAN else 1 - seat
+    return (s.hands_of(seat) == hand).all(1) & (s.dealer == dealer)
+
+
+def test_the_64_bit_search_recovers_nothing_from_a_first_view(monkeypatch):
+    import agents.game
+
+    candidates = np.arange(1 << 17, dtype=np.uint64)
+    # The attack works on a game dealt from a small seed (as every web game was) ...
+    weak = Game(make_agent("knock_early"), seed=123_456, seat=0)
+    assert np.flatnonzero(first_view_matches(candidates, weak.view(), 0)).tolist() == [123_456]
+    # ... and finds nothing when the seed has 128 bits, its low 64 bits that same small seed.
+    true_seed = (0xA5A5_5A5A_DEAD_BEEF << 64) | 123_456
+    monkeypatch.setattr(agents.game.secrets, "randbits", lambda bits: true_seed if bits == 128 else 0)
+    game = Game(make_agent("knock_early"), seat=0)  # no seed: 128 bits of OS randomness
+    assert game._seed == true_seed and game.seed is None and "seed" not in game.view()
+    assert not first_view_matches(candidates, game.view(), 0).any()
+    again = core.init(1, "standard", seed=true_seed, mode="match")  # the whole seed deals it
+    assert (again._deck[0] == game.state._deck[0]).all()
+
+
+def test_a_seed_below_2_64_deals_as_before_and_the_high_bits_change_the_deal():
+    old = core.init(64, "pagat", seed=7, mode="match")
+    assert (old._game_key == 0).all()
+    high = core.init(64, "pagat", seed=7 | (1 << 100), mode="match")
+    assert (high._game_seed == old._game_seed).all() and (high._game_key != 0).all()
+    assert (high._deck != old._deck).any(1).mean() > 0.95
+    # Game i of a 128-bit seed, alone in a batch of 1 with its seed and key.
+    one = core.init(
+        1, "pagat", game_seeds_=high._game_seed[[9]], game_keys_=high._game_key[[9]], mode="match", dealers=None
+    )
+    assert (one._deck[0] == high._deck[9]).all() and one.dealer[0] == high.dealer[9]
+    for bad in (-1, 1 << 128, 2.0, "3", True):
+        with pytest.raises(ValueError, match="seed must be an integer from 0 to 2"):
+            core.init(1, seed=bad)
+
+
+def test_the_terminal_game_shows_no_seed_until_the_game_is_over():
+    out = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--opponent", "knock_early"],
+        input="quit\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "seed" not in out.stdout and not re.search(r"\d{6,}", out.stdout)
+
+
+# ------------------------------------------------------------------ the HTTP API
+@pytest.fixture(scope="module")
+def strict_server():
+    """A server as started by default (no client seeds), tight limits to test them."""
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("starlette")
+    from agents.serve import make_app
+
+    app = make_app(make_agent("knock_early"), max_games=5, idle_seconds=600, creates_per_minute=6000)
+    with live_server(app) as url:
+        yield url, app
+
+
+def test_a_client_chosen_seed_is_refused_unless_the_server_allows_it(strict_server):
+    httpx = pytest.importorskip("httpx")
+    url, app = strict_server
+    with httpx.Client(base_url=url, timeout=30) as client:
+        r = client.post("/api/games", json={"seed": 204532836})
+        assert r.status_code == 400 and "--allow-seed" in r.json()["error"]
+        r = client.post("/api/games", json={"mode": "hand"})
+        assert r.status_code == 201 and "seed" not in r.json()["state"]
+        gid = r.json()["id"]
+        state = r.json()["state"]
+        while not state["over"]:
+            state = client.post(f"/api/games/{gid}/actions", json={"action": state["legal_actions"][0]["id"]}).json()[
+                "state"
+            ]
+        game = app.state.games.games[gid][0]
+        assert state["seed"] == str(game._seed) and int(state["seed"]) >= 0  # the record, once it is over
+        app.state.games.games.clear()
+
+
+BAD_CREATES = [
+    {"opponent": ["bot"]},
+    {"opponent": {"a": 1}},
+    {"rules": ["standard"]},
+    {"rules": {"x": 1}},
+    {"seat": 1.0},
+    {"seat": 0.0},
+    {"seat": True},
+    {"seat": "1"},
+    {"mode": 3},
+    {"mode": "tournament"},
+    {"opponent": "../checkpoints/champion"},
+]
+
+
+def test_a_bad_create_answers_400_and_stores_nothing(strict_server):
+    httpx = pytest.importorskip("httpx")
+    url, app = strict_server
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for body in BAD_CREATES * 2:  # twice the server's room: nothing may be stored
+            r = client.post("/api/games", json=body)
+            assert r.status_code == 400, (body, r.text)
+            assert next(iter(body)) in r.json()["error"], (body, r.text)
+        assert not app.state.games.games
+        deep = b"[" * 2000 + b"]" * 2000
+        for body in (deep, b'{"mode": ' + deep + b"}"):
+            r = client.post("/api/games", content=body, headers={"content-type": "application/json"})
+            assert r.status_code == 400 and "nests deeper" in r.json()["error"]
+        gid = client.post("/api/games", json={}).json()["id"]
+        r = client.post(
+            f"/api/games/{gid}/actions",
+            content=b'{"action": ' + deep + b"}",
+            headers={"content-type": "application/json"},
+        )
+        assert r.status_code == 400 and "nests deeper" in r.json()["error"]
+        app.state.games.games.clear()
+
+
+def test_the_api_never_answers_5xx_to_any_body_and_a_refusal_changes_nothing(strict_server):
+    httpx = pytest.importorskip("httpx")
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    url, app = strict_server
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**130), 2**130), st.floats(allow_nan=False), st.text(max_size=12)
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=8,
+    )
+    keys = st.sampled_from(["opponent", "rules", "mode", "seed", "seat", "action", "x"])
+    bodies = st.one_of(st.dictionaries(keys, values, max_size=4), values)
+    with httpx.Client(base_url=url, timeout=30) as client:
+        app.state.games.games.clear()
+        gid = client.post("/api/games", json={"mode": "match"}).json()["id"]
+
+        @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(body=bodies, target=st.sampled_from(["create", "act"]))
+        def check(body, target):
+            before = {g: json.dumps(x[0].view(), sort_keys=True) for g, x in app.state.games.games.items()}
+            path = "/api/games" if target == "create" else f"/api/games/{gid}/actions"
+            r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+            assert r.status_code < 500, (body, r.text)
+            assert "error" in r.json() or r.status_code in (200, 201)
+            after = {g: json.dumps(x[0].view(), sort_keys=True) for g, x in app.state.games.games.items()}
+            if r.status_code >= 400:
+                assert after == before, body
+            elif r.status_code == 201:  # a valid create: keep the room free
+                del app.state.games.games[r.json()["id"]]
+
+        check()
+        app.state.games.games.clear()
+
+
+def test_creates_are_rate_limited_per_client_and_reads_do_not_keep_a_game():
+    pytest.importorskip("starlette")
+    from starlette.exceptions import HTTPException
+
+    from agents.serve import Games
+
+    games = Games(make_agent("random"), max_games=1000, idle_seconds=0.5, creates_per_minute=60, burst=3)
+    for _ in range(3):
+        games.take_token("10.0.0.1")
+    with pytest.raises(HTTPException) as e:
+        games.take_token("10.0.0.1")
+    assert e.value.status_code == 429 and "try again" in e.value.detail
+    games.take_token("10.0.0.2")  # another client still may
+    gid = games.add(games.build({}))
+    for _ in range(3):  # polling: a read every 0.1 s
+        time.sleep(0.1)
+        games.get(gid)
+    time.sleep(0.35)  # 0.35 s since the last read, 0.65 s since the last move (the idle limit 0.5 s)
+    with pytest.raises(HTTPException) as e:
+        games.get(gid)
+    assert e.value.status_code == 404
+
+
+def test_a_move_keeps_a_game_alive():
+    pytest.importorskip("starlette")
+    from agents.serve import Games
+
+    games = Games(make_agent("random"), idle_seconds=0.3)
+    gid = games.add(games.build({}))
+    for _ in range(5):
+        time.sleep(0.1)
+        games.get(gid, moved=True)
+    assert gid in games.games
+
+
+# ------------------------------------------------------------------ the hand cap
+class NeverKnocks:
+    """Discards (never knocks), draws from the stock, passes the upcard: every hand dead."""
+
+    order = np.r_[np.arange(A.KNOCK), A.DRAW_STOCK, A.PASS, A.TAKE_DISCARD]
+    rank = np.full(A.NUM_ACTIONS, -1.0)
+    rank[order] = np.arange(len(order), 0, -1)
+
+    def act(self, obs, mask):
+        mask = np.asarray(mask, bool).reshape(-1, A.NUM_ACTIONS)
+        return np.where(mask, self.rank, -2.0).argmax(1)
+
+
+CAPPED = Rules(max_hands=3)
+
+
+def test_a_match_nobody_ends_is_truncated_by_the_hand_cap_in_the_core():
+    s = core.init(8, CAPPED, seed=1, mode="match")
+    agent, steps = NeverKnocks(), 0
+    while not s.done.all():
+        core.step(s, agent.act(None, core.legal_action_mask(s)))
+        steps += 1
+        if s.game_ended.any():
+            assert core.truncated(s)[s.game_ended].all()
+    assert (s.hands_played == 3).all() and (s.dead_hands == 3).all() and (s.winner == -1).all()
+    assert (s.final_scores == 0).all() and steps < 8 * 3 * 100
+
+
+def test_every_env_truncates_a_match_at_the_hand_cap():
+    import gymnasium
+
+    import ginenv
+    from ginenv import gin_rummy_table_v0
+    from ginenv.single import SingleAgentEnv
+    from ginenv.vector import VectorEnv
+
+    agent = NeverKnocks()
+
+    def aec(env):
+        env.reset(seed=2)
+        for _ in env.agent_iter(max_iter=100_000):
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                return term, trunc
+            env.step(int(agent.act(None, obs["action_mask"])[0]))
+        raise AssertionError("no end")
+
+    assert aec(ginenv.env(rules=CAPPED, mode="match")) == (False, True)
+    assert aec(gin_rummy_table_v0.env(num_players=3, rules=CAPPED)) == (False, True)
+    assert aec(gin_rummy_table_v0.env(num_players=4, rules=CAPPED)) == (False, True)
+
+    single = SingleAgentEnv(opponent=agent, rules=CAPPED, mode="match")
+    obs, info = single.reset(seed=3)
+    for _ in range(100_000):
+        obs, r, term, trunc, info = single.step(int(agent.act(None, info["action_mask"])[0]))
+        if term or trunc:
+            break
+    assert (term, trunc) == (False, True)
+
+    venv = gymnasium.make_vec(
+        "ginenv/GinRummy-v0",
+        num_envs=4,
+        vectorization_mode="vector_entry_point",
+        opponent=agent,
+        rules=CAPPED,
+        mode="match",
+    )
+    venv.reset(seed=4)
+    seen_trunc = np.zeros(4, bool)
+    for _ in range(3000):
+        _, _, term, trunc, _ = venv.step(agent.act(None, venv.unwrapped.action_masks()))
+        assert not term.any()
+        seen_trunc |= trunc
+        if seen_trunc.all():
+            break
+    assert seen_trunc.all()
+
+    vec = VectorEnv(4, CAPPED, seed=5, mode="match")
+    _, mask, _ = vec.reset()
+    cut = np.zeros(4, bool)
+    for _ in range(3000):
+        out = vec.step(agent.act(None, mask))
+        mask = out.action_mask
+        assert not out.terminated.any()
+        cut |= out.truncated
+        if cut.all():
+            break
+    assert cut.all()
