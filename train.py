@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
+import os
 import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -51,12 +54,13 @@ EVAL_SEED = 10_000  # evaluation k plays the games of seed EVAL_SEED + update
 
 def resumed_config(resume, given: Config, overrides=()) -> tuple[Path, Config]:
     """The step directory to resume from and the config saved with it, with the keys
-    ``overrides`` (and where logs and checkpoints go, the threads and the device) taken
-    from ``given``."""
+    ``overrides`` (and where logs and checkpoints go, and the device) taken from
+    ``given``. The thread count is the saved one unless ``overrides`` names it: a run
+    resumed with other threads would not equal the uninterrupted run."""
     step_dir = resolve_checkpoint(resume)
     try:
         saved = from_saved(read_training_meta(step_dir)["config"])
-        for key in ("log_dir", "checkpoint_dir", "torch_threads", "device", *overrides):
+        for key in ("log_dir", "checkpoint_dir", "device", *overrides):
             saved[key] = getattr(given, key)
         return step_dir, Config(**saved)
     except (TypeError, ValueError) as e:
@@ -69,7 +73,7 @@ def resumed_config(resume, given: Config, overrides=()) -> tuple[Path, Config]:
 
 class StopSignal:
     """Catches SIGINT and SIGTERM (in the main thread) until ``restore``, so that the
-    loop can checkpoint before it stops; a second signal stops at once."""
+    run can checkpoint before it stops, in any phase; a second signal stops at once."""
 
     def __init__(self):
         self.signum = None
@@ -82,8 +86,8 @@ class StopSignal:
             self.restore()
             signal.raise_signal(signum)
         self.signum = signum
-        print(
-            f"\n{signal.Signals(signum).name}: stopping at the end of this update (again to stop at once)", flush=True
+        say(
+            f"\n{signal.Signals(signum).name}: stopping at the end of this update or imitation chunk (again to stop at once)"
         )
 
     def is_set(self) -> bool:
@@ -93,6 +97,15 @@ class StopSignal:
         for s, handler in self.previous.items():
             signal.signal(s, handler)
         self.previous = {}
+
+
+def say(*parts) -> None:
+    """Print a line; a closed stdout (``| tee log`` ended by the same Ctrl-C) does not
+    stop the run: the rest is not printed."""
+    try:
+        print(*parts, flush=True)
+    except (BrokenPipeError, OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int) -> dict:
@@ -118,6 +131,210 @@ def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int) -> d
     return out
 
 
+@dataclass
+class Run:
+    """Everything one training run holds: what the parts below read and change."""
+
+    c: Config
+    run_dir: Path
+    rules: Rules
+    device: torch.device
+    rng: np.random.Generator
+    env: VectorEnv
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    clip_groups: list
+    opponents: O.Opponents
+    writer: object = None
+    say: object = say
+    progress: dict = field(default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0})
+    last_eval: dict = field(default_factory=dict)
+
+
+def plan_run(config, resume, resume_overrides, overrides) -> tuple[Config, Path | None, Path]:
+    """The config (a resumed run's own, but for the keys given again), the step to
+    resume from, and the run's directory."""
+    c = config or make_config(overrides)
+    step_dir = None
+    if resume is not None:
+        step_dir, c = resumed_config(resume, c, resume_overrides)
+    if not c.run_name:
+        c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
+    run_dir = Path(c.checkpoint_dir) / c.run_name
+    if step_dir is not None and "checkpoint_dir" not in resume_overrides:
+        run_dir = step_dir.parent  # a resumed run continues in its own directory
+    return c, step_dir, run_dir
+
+
+def check_writable(directory: Path, what: str) -> None:
+    """Create ``directory`` and write a file there, or ``ValueError`` naming it: found
+    before any training, not at the first checkpoint."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write_test_{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"{what} {directory} is not writable: {e.strerror or e}") from None
+
+
+def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> tuple[Run, tuple | None]:
+    """Seeding, the envs, the agent, its optimizer and the opponents; restored from
+    ``step_dir`` when resuming. Returns the run and a saved unfinished imitation."""
+    torch.set_num_threads(c.torch_threads)
+    device = torch.device(c.device)
+    torch.manual_seed(c.seed)
+    rng = np.random.default_rng(c.seed)
+    rules = Rules.preset(c.rules)
+    env = VectorEnv(
+        c.num_envs, rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale, match_win_reward=c.match_win_reward
+    )
+    model = ActorCritic(c.network_spec()).to(device)
+    if c.init_from and step_dir is None:
+        warmstart.load_initial_weights(model, c.init_from, quiet)
+    optimizer, clip_groups = ppo.make_optimizer(model, c)
+    run = Run(c, run_dir, rules, device, rng, env, model, optimizer, clip_groups, O.make_opponents(c, rng))
+    run.say = (lambda *a: None) if quiet else say
+    if step_dir is None:
+        return run, None
+    saved = restore_training(
+        step_dir,
+        model,
+        optimizer=optimizer,
+        env=env,
+        opponents=run.opponents,
+        rng=rng,
+        device=device,
+        new_model=lambda: ActorCritic(c.network_spec()).to(device),
+    )
+    run.last_eval = saved.pop("last_eval")
+    imitation = saved.pop("imitation")
+    run.progress.update(saved)
+    return run, imitation
+
+
+def open_logs(run: Run, fresh: bool) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    c = run.c
+    run.writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
+    if fresh:
+        table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
+        run.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+    run.say(f"run {c.run_name}: TensorBoard logs in {Path(c.log_dir) / c.run_name}, checkpoints in {run.run_dir}")
+
+
+def log_eval(run: Run, ev: dict) -> str:
+    """Record an evaluation (TensorBoard, the next checkpoint); returns its summary."""
+    p = run.progress
+    run.last_eval = {"update": p["update"], "decisions": p["decisions"], **ev}
+    for name, e in ev.items():
+        run.writer.add_scalar(f"eval/{name}_win_rate", e["win_rate"], p["decisions"])
+        run.writer.add_scalar(f"eval/{name}_win_rate_ci_low", e["ci95"][0], p["decisions"])
+        run.writer.add_scalar(f"eval/{name}_win_rate_ci_high", e["ci95"][1], p["decisions"])
+        run.writer.add_scalar(f"eval/{name}_points_per_hand", e["points_per_hand"], p["decisions"])
+    return "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items())
+
+
+def checkpoint(run: Run, imitation=None) -> Path:
+    """Save the run at ``progress["update"]`` (with an unfinished imitation, if any)."""
+    c = run.c
+    meta = {
+        "network": c.network_spec().to_dict(),
+        "rules": run.rules.to_dict(),
+        "config": dataclasses.asdict(c),
+        "update": run.progress["update"],
+        "decisions": run.progress["decisions"],
+        "evaluation": run.last_eval,
+    }
+    return save_training(
+        run.run_dir,
+        run.model,
+        meta,
+        optimizer=run.optimizer,
+        env_state=run.env.state,
+        opponents=run.opponents,
+        rng=run.rng,
+        progress=run.progress,
+        config=dataclasses.asdict(c),
+        device=run.device,
+        imitation=None if imitation is None or imitation.done else imitation,
+    )
+
+
+def warm_start(run: Run, saved, stop: StopSignal) -> warmstart.Imitation | None:
+    """Imitate ``bc_teacher`` before PPO (going on from a saved unfinished imitation);
+    returns the imitation, unfinished if ``stop`` came first."""
+    c = run.c
+    if run.progress["update"] > 0 or not (c.bc_teacher and c.bc_decisions):
+        return None
+    if saved is None and run.progress.get("imitated"):
+        return None  # finished before the checkpoint this run resumed from
+    imitation = warmstart.Imitation(run.model, c, run.device)
+    if saved is not None:
+        imitation.restore(*saved)
+    imitation.run(run.rng, stop.is_set, log=run.writer.add_scalar, say=run.say)
+    if imitation.done:
+        run.progress["imitated"] = True
+        if c.eval_every:
+            run.say("after imitation: " + log_eval(run, evaluate(run.model, c, run.rules, 0)))
+    return imitation
+
+
+def ppo_iteration(run: Run) -> str:
+    """One update: rollout, advantages, the PPO update, snapshots, logging, evaluation.
+    Returns the update's progress line."""
+    c, p = run.c, run.progress
+    frac = p["update"] / c.num_updates
+    if c.anneal_lr:
+        run.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - frac)
+    t0 = time.time()
+    buf, learner_decisions = rollout.collect(run.env, run.model, run.opponents, run.rng, c.num_steps, run.device)
+    p["decisions"] += c.batch_size
+    p["learner_decisions"] += learner_decisions
+    t1 = time.time()
+    adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
+    stats = ppo.update(
+        run.model,
+        run.optimizer,
+        run.clip_groups,
+        ppo.flatten(buf, adv, returns, run.device),
+        c,
+        c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
+        critic_only=p["update"] < c.critic_warmup_updates,
+        rng=run.rng,
+        device=run.device,
+    )
+    t2 = time.time()
+    p["update"] += 1
+    if p["update"] % c.snapshot_every == 0:
+        O.add_snapshot(run.opponents, run.model, c.pool_size, run.device)
+    stats.update(
+        {
+            "charts/learning_rate": run.optimizer.param_groups[0]["lr"],
+            "charts/decisions_per_second": c.batch_size / max(t2 - t0, 1e-9),
+            "charts/rollout_seconds": t1 - t0,
+            "charts/update_seconds": t2 - t1,
+            "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean()),
+        }
+    )
+    for k, v in stats.items():
+        run.writer.add_scalar(k, v, p["decisions"])
+    line = (
+        f"update {p['update']}/{c.num_updates}  decisions {p['decisions'] / 1e6:.2f}M  "
+        f"{stats['charts/decisions_per_second'] / 1e3:.1f}k dec/s  entropy {stats['losses/entropy']:.2f}  "
+        f"value loss {stats['losses/value_loss']:.4f}"
+    )
+    if c.eval_every and (p["update"] % c.eval_every == 0 or p["update"] == c.num_updates):
+        line += "  " + log_eval(run, evaluate(run.model, c, run.rules, p["update"]))
+    return line
+
+
+def stopped(run: Run, path: Path, why: str) -> Path:
+    say(f"stopping {why}, at update {run.progress['update']}: checkpoint {path}; continue with --resume {run.run_dir}")
+    return path
+
+
 def train(
     config: Config | None = None,
     resume=None,
@@ -128,169 +345,43 @@ def train(
     **overrides,
 ) -> Path:
     """Train to the end, or for ``stop_after`` more updates, or until the first update
-    that ends ``time_limit`` seconds or more after the start; then checkpoint (a run
-    stopped early continues with ``resume``). Returns the last checkpoint."""
-    # ---------------------------------------------------------------- config
-    c = config or make_config(overrides)
-    step_dir = None
-    if resume is not None:  # the run's own config, but for the keys given again
-        step_dir, c = resumed_config(resume, c, resume_overrides)
-    if not c.run_name:
-        c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
-    run_dir = Path(c.checkpoint_dir) / c.run_name
-    if step_dir is not None and "checkpoint_dir" not in resume_overrides:
-        run_dir = step_dir.parent  # a resumed run continues in its own directory
-    say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
-    # --------------------------------------------------------------- seeding
-    torch.set_num_threads(c.torch_threads)
-    device = torch.device(c.device)
-    torch.manual_seed(c.seed)
-    rng = np.random.default_rng(c.seed)
-    # ------------------------------------------------------------------ envs
-    rules = Rules.preset(c.rules)
-    env = VectorEnv(
-        c.num_envs, rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale, match_win_reward=c.match_win_reward
-    )
-    # ----------------------------------------------------------------- agent
-    spec = c.network_spec()
-    model = ActorCritic(spec).to(device)
-    if c.init_from and step_dir is None:
-        warmstart.load_initial_weights(model, c.init_from, quiet)
-    optimizer, clip_groups = ppo.make_optimizer(model, c)
-    opponents = O.make_opponents(c, rng)
-    progress = {"update": 0, "decisions": 0, "learner_decisions": 0}
-    last_eval: dict = {}
-    if step_dir is not None:
-        saved = restore_training(
-            step_dir,
-            model,
-            optimizer=optimizer,
-            env=env,
-            opponents=opponents,
-            rng=rng,
-            device=device,
-            new_model=lambda: ActorCritic(spec).to(device),
-        )
-        last_eval = saved.pop("last_eval")
-        progress.update(saved)
-    resumed_at = progress["update"]
-    # --------------------------------------------------------------- logging
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
-    if step_dir is None:
-        table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
-        writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
-    say(f"run {c.run_name}: TensorBoard logs in {Path(c.log_dir) / c.run_name}, checkpoints in {run_dir}")
-
-    def log_eval(ev: dict) -> str:
-        nonlocal last_eval
-        last_eval = {"update": progress["update"], "decisions": progress["decisions"], **ev}
-        for name, e in ev.items():
-            writer.add_scalar(f"eval/{name}_win_rate", e["win_rate"], progress["decisions"])
-            writer.add_scalar(f"eval/{name}_win_rate_ci_low", e["ci95"][0], progress["decisions"])
-            writer.add_scalar(f"eval/{name}_win_rate_ci_high", e["ci95"][1], progress["decisions"])
-            writer.add_scalar(f"eval/{name}_points_per_hand", e["points_per_hand"], progress["decisions"])
-        return "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items())
-
-    def checkpoint() -> Path:
-        meta = {
-            "network": spec.to_dict(),
-            "rules": rules.to_dict(),
-            "config": dataclasses.asdict(c),
-            "update": progress["update"],
-            "decisions": progress["decisions"],
-            "evaluation": last_eval,
-        }
-        return save_training(
-            run_dir,
-            model,
-            meta,
-            optimizer=optimizer,
-            env_state=env.state,
-            opponents=opponents,
-            rng=rng,
-            progress=progress,
-            config=dataclasses.asdict(c),
-            device=device,
-        )
-
-    # ------------------------------------------------------------ warm start
-    if progress["update"] == 0 and c.bc_teacher and c.bc_decisions:
-        warmstart.imitate(model, c, rng, device, log=writer.add_scalar, quiet=quiet)
-        if c.eval_every:
-            say("after imitation: " + log_eval(evaluate(model, c, rules, progress["update"])))
-    # -------------------------------------------------------------- the loop
-    stop = StopSignal()  # Ctrl-C or SIGTERM: checkpoint at the end of the update, then stop
-    start, start_decisions, path = time.time(), progress["decisions"], None
-    end = c.num_updates if stop_after is None else min(c.num_updates, progress["update"] + stop_after)
-    while progress["update"] < end:
-        frac = progress["update"] / c.num_updates
-        if c.anneal_lr:
-            optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - frac)
-        # ----------------------------------------------------------- rollout
-        t0 = time.time()
-        buf, learner_decisions = rollout.collect(env, model, opponents, rng, c.num_steps, device)
-        progress["decisions"] += c.batch_size
-        progress["learner_decisions"] += learner_decisions
-        t1 = time.time()
-        # ------------------------------------------------ advantages, update
-        adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
-        ent_coef = c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac
-        stats = ppo.update(
-            model,
-            optimizer,
-            clip_groups,
-            ppo.flatten(buf, adv, returns, device),
-            c,
-            ent_coef,
-            critic_only=progress["update"] < c.critic_warmup_updates,
-            rng=rng,
-            device=device,
-        )
-        t2 = time.time()
-        progress["update"] += 1
-        update = progress["update"]
-        if update % c.snapshot_every == 0:
-            O.add_snapshot(opponents, model, c.pool_size, device)
-        # ----------------------------------------------------------- logging
-        sps = (progress["decisions"] - start_decisions) / max(time.time() - start, 1e-9)
-        stats.update(
-            {
-                "charts/learning_rate": optimizer.param_groups[0]["lr"],
-                "charts/decisions_per_second": sps,
-                "charts/rollout_seconds": t1 - t0,
-                "charts/update_seconds": t2 - t1,
-                "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean()),
-            }
-        )
-        for k, v in stats.items():
-            writer.add_scalar(k, v, progress["decisions"])
-        line = (
-            f"update {update}/{c.num_updates}  decisions {progress['decisions'] / 1e6:.2f}M  "
-            f"{sps / 1e3:.1f}k dec/s  entropy {stats['losses/entropy']:.2f}  "
-            f"value loss {stats['losses/value_loss']:.4f}"
-        )
-        # -------------------------------------------------------- evaluation
-        if c.eval_every and (update % c.eval_every == 0 or update == c.num_updates):
-            line += "  " + log_eval(evaluate(model, c, rules, update))
-        say(line)
-        # ----------------------------------------------------- checkpointing
-        out_of_time = time_limit is not None and time.time() - start >= time_limit
-        if update % c.checkpoint_every == 0 or update == end or out_of_time or stop.is_set():
-            path = checkpoint()
-        if out_of_time or stop.is_set():
-            why = f"after {time_limit / 60:g} minutes" if out_of_time else f"on {signal.Signals(stop.signum).name}"
-            print(
-                f"stopping {why}, at update {update}: checkpoint {path}; continue with --resume {run_dir}", flush=True
-            )
-            break
-    stop.restore()
-    writer.close()
-    if path is None and step_dir is not None and progress["update"] == resumed_at:
-        say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")
+    that ends ``time_limit`` seconds or more after the start, or until SIGINT / SIGTERM;
+    then checkpoint (a run stopped early continues with ``resume``). Returns the last
+    checkpoint."""
+    # ------------------------------------------------- config, outputs checked first
+    c, step_dir, run_dir = plan_run(config, resume, resume_overrides, overrides)
+    check_writable(run_dir, "checkpoint_dir")
+    check_writable(Path(c.log_dir) / c.run_name, "log_dir")
+    # ----------------------------------------- seeding, envs, agent, opponents
+    run, saved_imitation = build_run(c, run_dir, step_dir, quiet)
+    resumed_at = run.progress["update"]
+    open_logs(run, fresh=step_dir is None)
+    stop = StopSignal()  # Ctrl-C or SIGTERM: checkpoint at the next boundary, then stop
+    try:
+        # ---------------------------------------------------------- warm start
+        imitation = warm_start(run, saved_imitation, stop)
+        if stop.is_set():
+            why = f"on {signal.Signals(stop.signum).name} while imitating"
+            return stopped(run, checkpoint(run, imitation), why)
+        # ------------------------------------------------------------ the loop
+        start, path = time.time(), None
+        end = c.num_updates if stop_after is None else min(c.num_updates, resumed_at + stop_after)
+        while run.progress["update"] < end:
+            run.say(ppo_iteration(run))
+            update = run.progress["update"]
+            out_of_time = time_limit is not None and time.time() - start >= time_limit
+            if update % c.checkpoint_every == 0 or update == end or out_of_time or stop.is_set():
+                path = checkpoint(run)
+            if out_of_time or stop.is_set():
+                why = f"after {time_limit / 60:g} minutes" if out_of_time else f"on {signal.Signals(stop.signum).name}"
+                return stopped(run, path, why)
+    finally:
+        stop.restore()
+        run.writer.close()
+    if path is None and step_dir is not None and run.progress["update"] == resumed_at:
+        run.say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")
         return step_dir  # a resume with nothing to do changes nothing
-    return path if path is not None else checkpoint()
+    return path if path is not None else checkpoint(run)
 
 
 def main(argv=None) -> int:
@@ -313,19 +404,24 @@ def main(argv=None) -> int:
         "start (continue later with --resume)",
     )
     args = p.parse_args(argv)
-    if args.stop_after_minutes is not None and args.stop_after_minutes < 0:
-        p.error(f"--stop-after-minutes must be >= 0, got {args.stop_after_minutes}")
+    minutes = args.stop_after_minutes
+    if minutes is not None and not (math.isfinite(minutes) and minutes >= 0):
+        p.error(f"--stop-after-minutes must be a finite number >= 0, got {minutes}")
+    if args.config and args.resume:
+        p.error("--config and --resume: a resumed run keeps its own config; change keys with --set KEY=VALUE")
     try:
         config = make_config(config_file=None if args.resume else args.config or DEFAULT_CONFIG, sets=args.set)
     except ValueError as e:
         p.error(str(e))
     overrides = tuple(item.split("=", 1)[0].strip() for item in args.set)
-    limit = None if args.stop_after_minutes is None else args.stop_after_minutes * 60
+    limit = None if minutes is None else minutes * 60
     try:
         path = train(config, resume=args.resume, resume_overrides=overrides, time_limit=limit)
     except CheckpointError as e:
-        p.error(f"--resume {args.resume}: {e}")
-    print(f"done: {path}")
+        p.error(f"--resume {args.resume}: {e}" if args.resume and not e.args[0].startswith("init_from") else str(e))
+    except ValueError as e:  # an output directory that cannot be written, found before any work
+        p.error(str(e))
+    say(f"done: {path}")
     return 0
 
 

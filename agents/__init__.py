@@ -18,6 +18,10 @@ def make_agent(spec, seed: int = 0):
     directory or file, or an object that already has ``act``."""
     if hasattr(spec, "act") or (isinstance(spec, str) and spec in BASELINES):
         return make_baseline(spec, seed)
+    if not isinstance(spec, (str, Path)) or not str(spec).strip():
+        raise ValueError(
+            f"agent spec must be a baseline name ({', '.join(BASELINES)}) or a checkpoint path, got {spec!r}"
+        )
     path = Path(str(spec))
     if path.exists():
         return load_policy(path)

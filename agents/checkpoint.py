@@ -51,6 +51,29 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+#: The key under which a checkpoint's JSON file records the sha256 of its own content
+#: (every other key, canonically written), so a changed digit is refused on load.
+JSON_SUM = "json_sha256"
+
+
+def _canonical_sha256(data: dict) -> str:
+    body = {k: v for k, v in data.items() if k != JSON_SUM}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def json_text(data: dict) -> str:
+    """``data`` as a checkpoint's JSON text, with its own checksum."""
+    return json.dumps({**data, JSON_SUM: _canonical_sha256(data)}, indent=2)
+
+
+def _no_duplicate_keys(pairs):
+    keys = [k for k, _ in pairs]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise ValueError(f"duplicate key(s) {', '.join(map(repr, dup))}")
+    return dict(pairs)
+
+
 def _save_tensors(tensors: dict, path: Path) -> str:
     """Write ``tensors`` as safetensors with the usual file mode (the umask's, as for
     the JSON beside it) and return the file's sha256."""
@@ -87,7 +110,8 @@ def save_checkpoint(
     The step is written under a temporary name and renamed into place; a step of the
     same number already there is first moved aside and deleted only after, so a kill at
     any moment leaves LATEST naming a whole step (``_recover`` puts back one moved
-    aside). Each JSON file records the sha256 of the weights beside it."""
+    aside). Each JSON file records the sha256 of the weights beside it and of its own
+    content (``json_sha256``)."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     _recover(run_dir)
@@ -96,10 +120,10 @@ def save_checkpoint(
     old = run_dir / f".old_{final.name}"
     tmp.mkdir()
     files = {"policy.safetensors": _save_tensors(model.state_dict(), tmp / "policy.safetensors")}
-    (tmp / "policy.json").write_text(json.dumps({"spec": SPEC, **meta, "sha256": files}, indent=2))
+    (tmp / "policy.json").write_text(json_text({"spec": SPEC, **meta, "sha256": files}))
     if trainer_tensors is not None:
         files = {"trainer.safetensors": _save_tensors(trainer_tensors, tmp / "trainer.safetensors")}
-        (tmp / "trainer.json").write_text(json.dumps({**(trainer_meta or {}), "sha256": files}, indent=2))
+        (tmp / "trainer.json").write_text(json_text({**(trainer_meta or {}), "sha256": files}))
     if final.exists():
         os.replace(final, old)
     os.replace(tmp, final)
@@ -136,13 +160,20 @@ def resolve_checkpoint(path) -> Path:
 
 
 def read_json(path: Path, what: str) -> dict:
-    """A checkpoint's JSON file as a mapping, or a ``CheckpointError`` that says why not."""
+    """A checkpoint's JSON file as a mapping, or a ``CheckpointError`` that says why not:
+    not JSON, a key twice, or content that does not match its own checksum (files
+    written before checksums have none)."""
     try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as e:
+        data = json.loads(path.read_text(), object_pairs_hook=_no_duplicate_keys)
+    except (ValueError, UnicodeDecodeError, OSError, RecursionError) as e:
         raise CheckpointError(f"{path} is corrupted: {e}") from None
     if not isinstance(data, dict):
         raise CheckpointError(f"{path} is corrupted: it should hold {what}, got a {type(data).__name__}")
+    if JSON_SUM in data and data[JSON_SUM] != _canonical_sha256(data):
+        raise CheckpointError(
+            f"{path} does not match its own checksum ({JSON_SUM}): the file was changed or corrupted; "
+            "restore it or train again"
+        )
     return data
 
 
@@ -187,22 +218,23 @@ _RENAMED_STATE_FIELDS = {
 _ADDED_STATE_FIELDS = ("hand_knock_limit", "_game_key", "game_truncated")
 
 
-def _state_tensors(state) -> dict:
+def state_tensors(state, prefix: str = "env.") -> dict:
     """The engine state's arrays as tensors (uint64 viewed as int64: safetensors'
     torch side has no uint64)."""
     return {
-        f"env.{name}": torch.from_numpy(
+        f"{prefix}{name}": torch.from_numpy(
             np.ascontiguousarray(a).view(np.int64 if a.dtype == np.uint64 else a.dtype).copy()
         )
         for name, a in state.arrays().items()
     }
 
 
-def _state_from_tensors(state, tensors: dict):
+def state_from_tensors(state, tensors: dict, prefix: str = "env."):
+    """A copy of ``state`` with the arrays ``state_tensors`` wrote under ``prefix``."""
     arrays = {}
     for key, t in tensors.items():
-        if key.startswith("env."):
-            name = _RENAMED_STATE_FIELDS.get(key[4:], key[4:])
+        if key.startswith(prefix):
+            name = _RENAMED_STATE_FIELDS.get(key[len(prefix) :], key[len(prefix) :])
             arrays[name] = t.numpy()
     mine = state.arrays()
     for name in _ADDED_STATE_FIELDS:
@@ -213,7 +245,7 @@ def _state_from_tensors(state, tensors: dict):
     return state.with_arrays(arrays)
 
 
-def _optimizer_tensors(opt) -> dict:
+def optimizer_tensors(opt) -> dict:
     return {
         f"opt.{pid}.{k}": v if torch.is_tensor(v) else torch.tensor(v)
         for pid, st in opt.state_dict()["state"].items()
@@ -221,19 +253,19 @@ def _optimizer_tensors(opt) -> dict:
     }
 
 
-def _optimizer_meta(opt) -> dict:
+def optimizer_meta(opt) -> dict:
     sd = opt.state_dict()
     return {"param_groups": sd["param_groups"], "state_keys": {str(p): sorted(st) for p, st in sd["state"].items()}}
 
 
-def _restore_optimizer(opt, tensors: dict, meta: dict) -> None:
+def restore_optimizer(opt, tensors: dict, meta: dict) -> None:
     state = {int(p): {k: tensors[f"opt.{p}.{k}"] for k in keys} for p, keys in meta["state_keys"].items()}
     opt.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
 
 
-def _jsonable(x):
+def jsonable(x):
     if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
+        return {k: jsonable(v) for k, v in x.items()}
     return int(x) if isinstance(x, np.integer) else x
 
 
@@ -249,33 +281,39 @@ def save_training(
     progress: dict,
     config: dict,
     device,
+    imitation=None,
 ) -> Path:
     """A checkpoint of a training run at ``progress["update"]``: the policy files plus
     everything ``--resume`` needs, as named tensors and JSON: the optimizer, the random
-    states (torch, numpy, each baseline's), the games in progress, the opponents."""
-    tensors = _optimizer_tensors(optimizer)
+    states (torch, numpy, each baseline's), the games in progress, the opponents, and an
+    unfinished imitation warm start (``imitation``: its ``tensors()`` and ``meta()``)."""
+    tensors = optimizer_tensors(optimizer)
     tensors["rng.torch"] = torch.get_rng_state()
     if device.type == "cuda":
         tensors["rng.cuda"] = torch.cuda.get_rng_state(device)
     for k, snap in enumerate(opponents.pool):
         for name, value in snap.state_dict().items():
             tensors[f"pool.{k}.{name}"] = value
-    tensors.update(_state_tensors(env_state))
+    tensors.update(state_tensors(env_state))
+    if imitation is not None:
+        tensors.update(imitation.tensors())
     for name in ("kind", "learner_seat", "snapshot"):
         tensors[f"opponents.{name}"] = torch.from_numpy(getattr(opponents, name).copy())
     baseline_rngs = {
-        name: _jsonable(agent.rng.bit_generator.state)
+        name: jsonable(agent.rng.bit_generator.state)
         for name, agent in opponents.baselines.items()
         if hasattr(agent, "rng")
     }
     trainer_meta = {
         **progress,
-        "numpy_rng": _jsonable(rng.bit_generator.state),
+        "numpy_rng": jsonable(rng.bit_generator.state),
         "baseline_rngs": baseline_rngs,
         "pool_size": len(opponents.pool),
-        "optimizer": _optimizer_meta(optimizer),
+        "optimizer": optimizer_meta(optimizer),
         "config": config,
     }
+    if imitation is not None:
+        trainer_meta["imitation"] = imitation.meta()
     return save_checkpoint(run_dir, progress["update"], model, meta, tensors, trainer_meta)
 
 
@@ -310,13 +348,13 @@ def restore_training(
     meta = read_meta(step_dir)
     model.load_state_dict(load_tensors(step_dir / "policy.safetensors", meta))
     t = load_tensors(step_dir / "trainer.safetensors", tmeta)
-    _restore_optimizer(optimizer, t, tmeta["optimizer"])
+    restore_optimizer(optimizer, t, tmeta["optimizer"])
     opponents.pool = []
     for k in range(tmeta["pool_size"]):
         snap = new_model()
         snap.load_state_dict({n[len(f"pool.{k}.") :]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
         opponents.pool.append(snap)
-    env.state = _state_from_tensors(env.state, t)
+    env.state = state_from_tensors(env.state, t)
     for name, old in _OLD_OPPONENT_NAMES.items():
         setattr(opponents, name, t.get(f"opponents.{name}", t.get(old)).numpy().copy())
     for name, state in tmeta.get("baseline_rngs", {}).items():
@@ -330,4 +368,6 @@ def restore_training(
         "decisions": tmeta["decisions"],
         "learner_decisions": tmeta["learner_decisions"],
         "last_eval": meta.get("evaluation", {}),
+        "imitation": (t, tmeta["imitation"]) if "imitation" in tmeta else None,
+        "imitated": bool(tmeta.get("imitated", False)),
     }

@@ -153,8 +153,12 @@ def bradley_terry(names, results, iterations: int = 500):
 
 
 def _progress_bar(label):
-    """A tqdm bar over the games that have finished (shown on a terminal only)."""
-    from tqdm import tqdm
+    """A tqdm bar over the games that have finished (shown on a terminal only; none
+    without tqdm, which the env-only install leaves out)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
 
     bar = None
 
@@ -214,30 +218,10 @@ def main(argv=None) -> int:
         "may be openspiel_simple; needs the openspiel extra)",
     )
     args = p.parse_args(argv)
-    if args.rules not in PRESETS:
-        p.error(f"unknown rules preset {args.rules!r}; valid presets: {', '.join(PRESETS)}")
-    n = args.hands if args.hands is not None else args.matches
-    if n < 1:
-        p.error(f"--{'hands' if args.hands is not None else 'matches'} must be at least 1, got {n}")
-    if args.teams and len(args.agents) != 4:
-        p.error(f"--teams takes four agents (A B against C D), got {len(args.agents)}")
-    if len(args.agents) == 3 and not args.round_robin:
+    n = _checked_args(p, args, argv)
+    table = args.teams or (len(args.agents) == 3 and not args.round_robin)
+    if table:
         return _table_main(p, args, n)
-    if args.teams:
-        return _table_main(p, args, n)
-    if len(args.agents) < 2 or (len(args.agents) > 2 and not args.round_robin):
-        p.error("give two agents, three for a three-player match, four with --teams, or more with --round-robin")
-    if args.seed < 0:
-        p.error(f"--seed must be a non-negative integer, got {args.seed}")
-    if args.json is not None:  # refuse an unwritable path now, not after the evaluation
-        target = Path(args.json).resolve()
-        if (
-            target.is_dir()
-            or not target.parent.is_dir()
-            or not os.access(target.parent, os.W_OK)
-            or (target.exists() and not os.access(target, os.W_OK))
-        ):
-            p.error(f"--json {args.json}: cannot write there (is it a directory, or does its folder not exist?)")
     if args.engine == "openspiel":
         return _openspiel_main(p, args)
     mode = "hand" if args.hands is not None else "match"
@@ -270,10 +254,53 @@ def main(argv=None) -> int:
         print("ratings: Bradley-Terry fitted to the match results, Elo scale (400 log10), mean 1500")
         out["ratings"] = dict(zip(names, ratings.tolist()))
     if args.json:
-        tmp = Path(args.json).with_name(f".{Path(args.json).name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps(out, indent=2))
-        os.replace(tmp, args.json)
+        write_json(args.json, out)
     return 0
+
+
+MAX_GAMES = 10_000_000  # matches or hands in one call (the batch holds them all at once)
+
+
+def _checked_args(p, args, argv) -> int:
+    """Every argument checked before any game is played (``p.error`` otherwise); returns
+    the number of matches or hands."""
+    if args.rules not in PRESETS:
+        p.error(f"unknown rules preset {args.rules!r}; valid presets: {', '.join(PRESETS)}")
+    given = sys.argv[1:] if argv is None else list(argv)
+    if args.hands is not None and any(a == "--matches" or a.startswith("--matches=") for a in given):
+        p.error("give --matches (whole matches) or --hands (single hands), not both")
+    n = args.hands if args.hands is not None else args.matches
+    flag = "--hands" if args.hands is not None else "--matches"
+    if not 1 <= n <= MAX_GAMES:
+        p.error(f"{flag} must be from 1 to {MAX_GAMES:,}, got {n}")
+    if args.seed < 0 or args.seed >= 1 << 63:
+        p.error(f"--seed must be a non-negative integer below 2**63, got {args.seed}")
+    if args.teams and len(args.agents) != 4:
+        p.error(f"--teams takes four agents (A B against C D), got {len(args.agents)}")
+    table = args.teams or (len(args.agents) == 3 and not args.round_robin)
+    if not table and (len(args.agents) < 2 or (len(args.agents) > 2 and not args.round_robin)):
+        p.error("give two agents, three for a three-player match, four with --teams, or more with --round-robin")
+    if args.engine == "openspiel" and (table or args.round_robin):
+        p.error("--engine openspiel plays two agents (no --round-robin, three players or --teams)")
+    if table and args.hands is not None:
+        p.error("three-player and team evaluations play whole matches: give --matches, not --hands")
+    if args.json is not None:  # refuse an unwritable path now, not after the evaluation
+        target = Path(args.json).resolve()
+        if (
+            target.is_dir()
+            or not target.parent.is_dir()
+            or not os.access(target.parent, os.W_OK)
+            or (target.exists() and not os.access(target, os.W_OK))
+        ):
+            p.error(f"--json {args.json}: cannot write there (is it a directory, or does its folder not exist?)")
+    return n
+
+
+def write_json(path, data) -> None:
+    """``data`` as JSON at ``path``, atomically (a reader never sees half a file)."""
+    tmp = Path(path).with_name(f".{Path(path).name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2))
+    os.replace(tmp, path)
 
 
 def _table_main(p, args, n: int) -> int:
@@ -332,7 +359,7 @@ def _table_main(p, args, n: int) -> int:
         lines.append(f"  draws (the best final total shared): {draws}")
     print("\n".join(lines))
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
+        write_json(args.json, out)
     return 0
 
 
@@ -350,7 +377,7 @@ def _openspiel_main(p, args) -> int:
         p.error(str(e))
     print(openspiel.format_report(r))
     if args.json:
-        Path(args.json).write_text(json.dumps(r, indent=2))
+        write_json(args.json, r)
     return 0
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ginenv import actions as A
 from ginenv import core
-from ginenv.cards import CARD_VALUES, format_card, parse_cards
+from ginenv.cards import CARD_VALUES, RANKS, format_card, parse_cards
 from ginenv.melds import best_melds
 from ginenv.observation import observe
 from ginenv.rules import resolve
@@ -223,10 +223,15 @@ class Game:
         return out
 
 
-def parse_move(text: str, legal: list) -> int:
+COMMANDS = "draw, take, pass, a card to discard (7h), knock 7h, gin 7h, big gin"
+
+
+def parse_move(text: str, legal: list, taken: str | None = None) -> int:
     """A typed move as an action id among ``legal`` (``{"id", "label"}``): ``draw``,
     ``take``, ``pass``, a card (``7h``: discard it), ``knock 7h`` or ``gin 7h``, ``big gin``.
-    ``ValueError`` saying what was wrong and what is legal."""
+    ``taken`` is the card just taken from the pile (it may not be discarded). A
+    ``ValueError`` says what was wrong (an unknown command, a missing card, why a move is
+    not legal) and what is legal."""
     words = text.strip().lower().split()
     ids = {a["id"] for a in legal}
     named = {"draw": A.DRAW_STOCK, "stock": A.DRAW_STOCK, "take": A.TAKE_DISCARD, "pass": A.PASS}
@@ -236,15 +241,40 @@ def parse_move(text: str, legal: list) -> int:
         action = named[words[0]]
     elif words in (["big", "gin"], ["biggin"]):
         action = A.BIG_GIN
+    elif words[0] in ("knock", "gin") and len(words) != 2:
+        raise ValueError(f"{words[0]} needs the card to lay face down, e.g. '{words[0]} 7h'")
     elif len(words) == 2 and words[0] in ("knock", "gin"):
         action = A.knock(_one_card(words[1]))
     elif len(words) == 1:
+        if not _looks_like_card(words[0]):
+            raise ValueError(f"unknown command {words[0]!r}; moves: {COMMANDS}; or help, hint, quit")
         action = A.discard(_one_card(words[0]))
     else:
-        raise ValueError(f"cannot read {text.strip()!r} as a move")
+        raise ValueError(f"cannot read {text.strip()!r} as a move; moves: {COMMANDS}")
     if action not in ids:
-        raise ValueError(f"{label(action)} is not legal now; legal: {', '.join(a['label'] for a in legal)}")
+        raise ValueError(f"{_why_not(action, legal, taken)}; legal: {', '.join(a['label'] for a in legal)}")
     return action
+
+
+def _looks_like_card(token: str) -> bool:
+    """A rank then one more letter (``7h``, ``10d``, ``9z``): read as a card (and told if
+    it is a bad one), anything else as a command."""
+    return len(token) >= 2 and token[:-1] in {r.lower() for r in RANKS} | {"10"}
+
+
+def _why_not(action: int, legal: list, taken: str | None) -> str:
+    """Why ``action`` is not legal now, in words."""
+    ids = {a["id"] for a in legal}
+    if A.is_discard(action) or A.is_knock(action):
+        card = format_card(A.card_of(action))
+        if not ids & set(range(A.DRAW_STOCK)):
+            return f"{label(action)} is not legal now: draw first (from the stock or the pile)"
+        if taken is not None and card == taken:
+            return f"you cannot discard {card}: it is the card you just took from the pile"
+        if A.is_knock(action) and A.discard(A.card_of(action)) in ids:
+            return f"you cannot knock with {card}: the deadwood left would be over the knock limit"
+        return f"you do not hold {card}"
+    return f"{label(action)} is not legal now"
 
 
 def _one_card(token: str) -> int:

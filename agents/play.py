@@ -138,7 +138,7 @@ def run(game: Game, lines, out, hinter=None) -> int:
             )
             continue
         try:
-            action = parse_move(line, v["legal_actions"])
+            action = parse_move(line, v["legal_actions"], taken=v["taken"])
         except ValueError as e:
             say(f"? {e}")
             continue

@@ -41,21 +41,26 @@ class Policy:
         self.name = name
         self.generator = torch.Generator().manual_seed(seed)
 
+    def _inputs(self, observation, action_mask):
+        """``(obs, mask, single)`` as batched tensors, checked: the shapes, finite
+        observations, and at least one legal action each (``ValueError`` otherwise)."""
+        device = next(self.model.parameters()).device
+        o, m = np.asarray(observation, np.float32), np.asarray(action_mask)
+        single = o.ndim == 1
+        o, m = (o[None], m[None]) if single else (o, m)
+        if o.ndim != 2 or m.ndim != 2 or o.shape[-1] != OBS_SIZE or m.shape[-1] != NUM_ACTIONS or len(o) != len(m):
+            raise ValueError(
+                f"expected observations (B, {OBS_SIZE}) and masks (B, {NUM_ACTIONS}); got {o.shape} and {m.shape}"
+            )
+        if not np.isfinite(o).all():
+            raise ValueError("observations must be finite numbers (one holds NaN or infinity)")
+        if not m.astype(bool).any(1).all():
+            raise ValueError("every observation needs at least one legal action (a mask is all false)")
+        return torch.as_tensor(o, device=device), torch.as_tensor(m.astype(bool), device=device), single
+
     @torch.no_grad()
     def act(self, observation, action_mask, deterministic: bool = True):
-        device = next(self.model.parameters()).device
-        obs = torch.as_tensor(np.asarray(observation, np.float32), device=device)
-        mask = torch.as_tensor(np.asarray(action_mask).astype(bool), device=device)
-        single = obs.ndim == 1
-        if single:
-            obs, mask = obs[None], mask[None]
-        if obs.shape[-1] != OBS_SIZE or mask.shape[-1] != NUM_ACTIONS or len(obs) != len(mask):
-            raise ValueError(
-                f"expected observations (B, {OBS_SIZE}) and masks (B, {NUM_ACTIONS}); "
-                f"got {tuple(obs.shape)} and {tuple(mask.shape)}"
-            )
-        if not mask.any(1).all():
-            raise ValueError("every observation needs at least one legal action")
+        obs, mask, single = self._inputs(observation, action_mask)
         if deterministic:
             actions = self.model.act_greedy(obs, mask)
         else:
@@ -68,12 +73,8 @@ class Policy:
     def probabilities(self, observation, action_mask) -> np.ndarray:
         """The policy's probability of each action (0 for illegal ones): ``(108,)`` for one
         observation, ``(B, 108)`` for a batch."""
-        device = next(self.model.parameters()).device
-        obs = torch.as_tensor(np.asarray(observation, np.float32), device=device)
-        mask = torch.as_tensor(np.asarray(action_mask).astype(bool), device=device)
-        single = obs.ndim == 1
-        probs = self.model.action_dist(obs[None] if single else obs, mask[None] if single else mask).probs
-        out = probs.cpu().numpy()
+        obs, mask, single = self._inputs(observation, action_mask)
+        out = self.model.action_dist(obs, mask).probs.cpu().numpy()
         return out[0] if single else out
 
 

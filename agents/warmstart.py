@@ -1,8 +1,9 @@
 """Starting a run from something better than random weights.
 
-- ``imitate``: the actor imitates a baseline (``bc_teacher``) playing both seats:
+- ``Imitation``: the actor imitates a baseline (``bc_teacher``) playing both seats:
   cross-entropy of the masked logits against the teacher's moves, on fresh games, each
-  decision seen once (the belief net learns from those games too).
+  decision seen once (the belief net learns from those games too). It stops between
+  chunks on a signal and checkpoints, and a resume goes on exactly there.
 - ``load_initial_weights``: ``init_from``, another checkpoint's network weights.
 """
 
@@ -13,59 +14,102 @@ import time
 import numpy as np
 import torch
 
+from agents import checkpoint
 from agents.config import Config
 from agents.network import ActorCritic, belief_loss, masked_logits
 from agents.policy import load_policy
-from ginenv import VectorEnv
+from ginenv import VectorEnv, core
 from ginenv.baselines import BASELINES
 
 IMITATION_SEED_OFFSET = 1_000_003  # the imitation games' seed, apart from the training games'
 CHUNK_STEPS = 16  # steps of all games gathered before each pass over them
 
 
-def imitate(model: ActorCritic, config: Config, rng: np.random.Generator, device, log=None, quiet=False) -> None:
-    """Imitate ``config.bc_teacher`` for ``config.bc_decisions`` decisions; ``log(tag,
-    value, step)`` receives the loss and accuracy."""
-    c = config
-    teacher = BASELINES[c.bc_teacher](seed=c.seed)
-    env = VectorEnv(c.num_envs, c.rules, seed=c.seed + IMITATION_SEED_OFFSET, mode=c.mode)
-    obs, mask, _ = env.reset()
-    opt = torch.optim.Adam(model.actor.parameters(), lr=c.bc_learning_rate)
-    seen, start = 0, time.time()
-    buf_obs, buf_mask, buf_act, buf_opp = [], [], [], []
-    while seen < c.bc_decisions:
-        act = teacher.act(obs, mask)
-        buf_obs.append(obs.copy())
-        buf_mask.append(mask.copy())
-        buf_act.append(act)
-        buf_opp.append(env.state.hands_of(1 - env.state.current.astype(np.int64)).astype(np.float32))
-        out = env.step(act)
-        obs, mask = out.obs, out.action_mask
-        if len(buf_obs) < CHUNK_STEPS:
-            continue
-        x, m, y, opp = (torch.from_numpy(np.concatenate(b)).to(device) for b in (buf_obs, buf_mask, buf_act, buf_opp))
-        buf_obs, buf_mask, buf_act, buf_opp = [], [], [], []
+class Imitation:
+    """The actor imitates ``config.bc_teacher`` for ``config.bc_decisions`` decisions, in
+    chunks of ``CHUNK_STEPS`` steps of every game; ``run(stop)`` returns early (between
+    chunks) once ``stop()`` is true, and ``tensors()`` / ``meta()`` hold what a
+    checkpoint needs to go on exactly there (``restore``)."""
+
+    def __init__(self, model: ActorCritic, config: Config, device):
+        c = self.config = config
+        self.model, self.device = model, device
+        self.teacher = BASELINES[c.bc_teacher](seed=c.seed)
+        self.env = VectorEnv(c.num_envs, c.rules, seed=c.seed + IMITATION_SEED_OFFSET, mode=c.mode)
+        self.env.reset()
+        self.opt = torch.optim.Adam(model.actor.parameters(), lr=c.bc_learning_rate)
+        self.seen = 0
+
+    @property
+    def done(self) -> bool:
+        return self.seen >= self.config.bc_decisions
+
+    def run(self, rng: np.random.Generator, stop=lambda: False, log=None, say=print) -> None:
+        """Imitate until done or ``stop()``; ``log(tag, value, step)`` receives the loss
+        and accuracy, ``say`` a progress line per chunk."""
+        c, env, start, seen0 = self.config, self.env, time.time(), self.seen
+        obs, mask = env.observe(), core.legal_action_mask(env.state)
+        while not self.done and not stop():
+            chunk = [], [], [], []
+            for _ in range(CHUNK_STEPS):
+                act = self.teacher.act(obs, mask)
+                for buf, x in zip(chunk, (obs.copy(), mask.copy(), act, self._opponent_hands())):
+                    buf.append(x)
+                out = env.step(act)
+                obs, mask = out.obs, out.action_mask
+            loss, accuracy, n = self._learn(rng, *(np.concatenate(b) for b in chunk))
+            self.seen += n
+            if log is not None:
+                log("bc/loss", loss, self.seen)
+                log("bc/accuracy", accuracy, self.seen)
+            rate = (self.seen - seen0) / max(time.time() - start, 1e-9)
+            say(
+                f"imitating {c.bc_teacher}: {self.seen / 1e6:.2f}M decisions  loss {loss:.3f}  "
+                f"accuracy {accuracy:.3f}  {rate / 1e3:.1f}k/s"
+            )
+
+    def _opponent_hands(self) -> np.ndarray:
+        s = self.env.state
+        return s.hands_of(1 - s.current.astype(np.int64)).astype(np.float32)
+
+    def _learn(self, rng, obs, mask, act, opp) -> tuple[float, float, int]:
+        c, device = self.config, self.device
+        x, m, y, opp = (torch.from_numpy(b).to(device) for b in (obs, mask, act, opp))
         for part in np.array_split(rng.permutation(len(x)), c.num_minibatches):
             idx = torch.from_numpy(part).to(device)
-            raw, aux = model.actor_with_aux(x[idx])
+            raw, aux = self.model.actor_with_aux(x[idx])
             logits = masked_logits(raw, m[idx])
             loss = torch.nn.functional.cross_entropy(logits, y[idx])
             if "belief" in aux:
                 loss = loss + c.belief_coef * belief_loss(aux["belief"], x[idx], opp[idx])
-            opt.zero_grad()
+            self.opt.zero_grad()
             loss.backward()
-            opt.step()
+            self.opt.step()
         accuracy = (logits.argmax(-1) == y[idx]).float().mean().item()
-        seen += len(x)
-        if log is not None:
-            log("bc/loss", loss.item(), seen)
-            log("bc/accuracy", accuracy, seen)
-        if not quiet:
-            print(
-                f"imitating {c.bc_teacher}: {seen / 1e6:.2f}M decisions  loss {loss.item():.3f}  "
-                f"accuracy {accuracy:.3f}  {seen / (time.time() - start) / 1e3:.1f}k/s",
-                flush=True,
-            )
+        return loss.item(), accuracy, len(x)
+
+    # ------------------------------------------------------------ checkpoints
+    def tensors(self) -> dict:
+        """The imitation's optimizer and games, as named tensors (prefix ``bc.``)."""
+        out = {f"bc.{k}": v for k, v in checkpoint.optimizer_tensors(self.opt).items()}
+        out.update(checkpoint.state_tensors(self.env.state, prefix="bc.env."))
+        return out
+
+    def meta(self) -> dict:
+        rng = getattr(self.teacher, "rng", None)
+        return {
+            "seen": self.seen,
+            "optimizer": checkpoint.optimizer_meta(self.opt),
+            "teacher_rng": None if rng is None else checkpoint.jsonable(rng.bit_generator.state),
+        }
+
+    def restore(self, tensors: dict, meta: dict) -> None:
+        self.seen = int(meta["seen"])
+        opt = {k[len("bc.") :]: v for k, v in tensors.items() if k.startswith("bc.opt.")}
+        checkpoint.restore_optimizer(self.opt, opt, meta["optimizer"])
+        self.env.state = checkpoint.state_from_tensors(self.env.state, tensors, prefix="bc.env.")
+        if meta.get("teacher_rng") is not None:
+            self.teacher.rng.bit_generator.state = meta["teacher_rng"]
 
 
 def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
@@ -73,7 +117,10 @@ def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
     counters or opponents: the run starts at update 0). The actor must match this
     model's; if only the critic's inputs differ (``privileged_critic``), the critic
     starts fresh."""
-    theirs = load_policy(path).model  # clear errors for a missing or broken checkpoint
+    try:
+        theirs = load_policy(path).model
+    except checkpoint.CheckpointError as e:
+        raise checkpoint.CheckpointError(f"init_from {path}: {e}") from None
     differ = {k: (a, b) for k, a in theirs.spec.to_dict().items() if a != (b := model.spec.to_dict()[k])}
     actor_differ = {k: d for k, d in differ.items() if k != "privileged_critic"}
     if actor_differ:

@@ -82,6 +82,11 @@ def parse_cards(text: str | Iterable[str]) -> np.ndarray:
 
 def format_card(card: int, symbols: bool = False) -> str:
     """``12 -> 'Ks'``; with ``symbols=True`` the suit is drawn as its symbol."""
+    if isinstance(card, np.ndarray) and card.ndim == 0 and np.issubdtype(card.dtype, np.integer):
+        card = card.item()
+    if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
+        hint = " (to read notation such as 'As', use parse_cards)" if isinstance(card, str) else ""
+        raise ValueError(f"card must be an integer card id 0..{NUM_CARDS - 1}, got {card!r}{hint}")
     card = int(card)
     if not 0 <= card < NUM_CARDS:
         raise ValueError(f"card id {card} is out of range 0..51")

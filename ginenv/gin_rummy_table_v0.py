@@ -26,12 +26,11 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE, observe
-from ginenv.options import checked_move, env_options
+from ginenv.options import checked_move, env_options, keyword_options, standard_wrappers
 from ginenv.rules import Rules, resolve
 from ginenv.scoring import match_final
 from ginenv.table import PLAYERS
@@ -278,9 +277,7 @@ class team_env(_Table):
 def env(num_players: int = PLAYERS, **kwargs):
     """The table env for ``num_players`` 3 (``raw_env``) or 4 (``team_env``), with
     PettingZoo's standard wrappers (an illegal move ends the episode, -1 to the offender)."""
-    if num_players not in (3, 4):
+    if isinstance(num_players, bool) or num_players not in (3, 4):
         raise ValueError(f"num_players must be 3 or 4 (two players: ginenv.gin_rummy_v0); got {num_players!r}")
-    e = raw_env(**kwargs) if num_players == 3 else team_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    factory = raw_env if num_players == 3 else team_env
+    return standard_wrappers(factory(**keyword_options(factory.__init__, kwargs)))

@@ -48,22 +48,18 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import obs_size, observe
-from ginenv.options import checked_move, env_options
+from ginenv.options import check_render_mode, checked_move, env_options, flag, keyword_options, standard_wrappers
 from ginenv.render import render_text
 from ginenv.rules import Rules, resolve
 
 
 def env(**kwargs):
     """The AEC env with PettingZoo's standard wrappers (illegal moves end the game, -1)."""
-    e = raw_env(**kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    return wrappers.OrderEnforcingWrapper(e)
+    return standard_wrappers(raw_env(**keyword_options(raw_env.__init__, kwargs)))
 
 
 class raw_env(AECEnv):
@@ -81,9 +77,8 @@ class raw_env(AECEnv):
         super().__init__()
         self.rules = resolve(rules)
         self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None, 'ansi' or 'human'; got {render_mode!r}")
-        self.render_mode, self.perfect_information = render_mode, bool(perfect_information)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.perfect_information = flag("perfect_information", perfect_information)
         self.possible_agents = ["player_0", "player_1"]
         self.agents = list(self.possible_agents)
         size = obs_size(perfect_information)

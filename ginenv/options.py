@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.wrappers import BaseWrapper
 
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS, as_action, describe
@@ -23,6 +25,61 @@ def env_options(mode, reward_scale, match_win_reward) -> tuple[str, float, float
             raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         out.append(float(value))
     return mode, out[0], out[1]
+
+
+def flag(name: str, value) -> bool:
+    """A True/False option, or ``ValueError``: ``"no"``, ``2`` or ``None`` are not flags."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_render_mode(value, modes) -> str | None:
+    """``value`` if it is None or one of ``modes``, else ``ValueError`` naming them."""
+    if value is not None and value not in modes:
+        raise ValueError(f"render_mode must be None or one of {', '.join(map(repr, modes))}; got {value!r}")
+    return value
+
+
+def finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def keyword_options(factory, kwargs: dict) -> dict:
+    """``kwargs`` if ``factory`` takes every one of them, else ``ValueError`` naming the
+    unknown ones and the valid options."""
+    import inspect
+
+    valid = [p for p in inspect.signature(factory).parameters if p not in ("self", "args", "kwargs")]
+    unknown = sorted(set(kwargs) - set(valid))
+    if unknown:
+        raise ValueError(f"unknown option(s) {', '.join(unknown)}; valid options: {', '.join(valid)}")
+    return kwargs
+
+
+class ActionCheck(BaseWrapper):
+    """In place of PettingZoo's ``AssertOutOfBoundsWrapper``: an action that is not an
+    integer in the action space is a ``ValueError`` naming what is valid, not an
+    ``AssertionError`` (which ``python -O`` would drop)."""
+
+    def step(self, action):
+        agent = self.agent_selection
+        if action is None and (self.terminations[agent] or self.truncations[agent]):
+            return super().step(action)
+        a = as_action(action)
+        if not 0 <= a < NUM_ACTIONS:
+            raise ValueError(f"{agent}: action {a} is out of range: actions are integers 0..{NUM_ACTIONS - 1}")
+        return super().step(a)
+
+
+def standard_wrappers(env):
+    """PettingZoo's usual wrappers: an illegal move ends the episode (-1 to the offender),
+    a malformed action is a ``ValueError``, the order of calls is enforced."""
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+    env = ActionCheck(env)
+    return wrappers.OrderEnforcingWrapper(env)
 
 
 def checked_move(state: core.State, who: str, action) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 from ginenv import core
 from ginenv.actions import NUM_ACTIONS, as_action, describe
 from ginenv.observation import obs_size
+from ginenv.options import check_render_mode, finite
 from ginenv.render import render_text
 from ginenv.rules import resolve
 from ginenv.versus import Versus
@@ -43,10 +44,11 @@ class SingleAgentEnv(gymnasium.Env):
     ):
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise'; got {illegal_action!r}")
-        self.illegal_action, self.illegal_reward = illegal_action, float(illegal_reward)
+        self.illegal_action, self.illegal_reward = illegal_action, finite("illegal_reward", illegal_reward)
         self.versus = Versus(opponent, mode, learner_seat, reward_scale, match_win_reward, perfect_information)
         self.rules, self.mode, self.opponent = resolve(rules), self.versus.mode, self.versus.opponent
-        self.render_mode, self.perfect_information = render_mode, perfect_information
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self.perfect_information = self.versus.perfect_information
         self.observation_space = gymnasium.spaces.Box(0.0, np.inf, (obs_size(perfect_information),), np.float32)
         self.action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
         self._episode, self._base_seed, self._state, self.seat = 0, None, None, 0

@@ -13,7 +13,7 @@ import numpy as np
 
 from ginenv import core
 from ginenv.observation import obs_size, observe
-from ginenv.options import env_options
+from ginenv.options import env_options, flag
 from ginenv.rules import Rules, resolve
 
 
@@ -60,7 +60,7 @@ class VectorEnv:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs, self.rules, self.seed = int(num_envs), resolve(rules), seed
         self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
-        self.perfect_information = perfect_information
+        self.perfect_information = flag("perfect_information", perfect_information)
         self.obs_size = obs_size(perfect_information)
         self.state = core.init(self.num_envs, self.rules, self.seed, mode=mode, auto_reset=True)
         self._obs = np.empty((self.num_envs, self.obs_size), np.float32)

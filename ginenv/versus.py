@@ -18,7 +18,7 @@ from ginenv import core
 from ginenv.actions import NUM_ACTIONS
 from ginenv.baselines import make_baseline
 from ginenv.observation import observe
-from ginenv.options import env_options
+from ginenv.options import env_options, flag
 
 
 class Versus:
@@ -35,7 +35,8 @@ class Versus:
             raise ValueError(f"learner_seat must be 'alternate', 0 or 1; got {learner_seat!r}")
         self.mode, self.reward_scale, self.match_win_reward = env_options(mode, reward_scale, match_win_reward)
         self.opponent = make_baseline(opponent)
-        self.learner_seat, self.perfect_information = learner_seat, bool(perfect_information)
+        self.learner_seat = learner_seat
+        self.perfect_information = flag("perfect_information", perfect_information)
         self.state: core.State | None = None
 
     def seats(self, games=None) -> np.ndarray:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agents.checkpoint import json_text
 from ginenv import SingleAgentEnv, VectorEnv, core, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import RANKS, SUITS, parse_cards
@@ -286,7 +287,7 @@ def test_load_policy_loads_or_names_what_is_wrong_with_its_json(small_checkpoint
     shutil.copytree(small_checkpoint, step)
     meta = json.loads((step / "policy.json").read_text())
     meta[key] = value
-    (step / "policy.json").write_text(json.dumps(meta))
+    (step / "policy.json").write_text(json_text(meta))  # sealed: its content is what is tested
     try:
         policy = load_policy(step)
     except CheckpointError as e:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from agents.checkpoint import json_text
 from ginenv import SingleAgentEnv, core, gin_rummy_v0, melds
 from ginenv.cards import parse_cards
 from ginenv.rules import Rules
@@ -148,7 +149,7 @@ def test_10_policy_files_of_the_wrong_shape_are_refused_by_name(tmp_path):
     src = ROOT / "checkpoints" / "champion"
     for name, edit, message in (
         ("list", lambda p: p.write_text("[1, 2]"), "should hold the policy's spec"),
-        ("typed", lambda p: p.write_text(json.dumps({**json.loads(p.read_text()), "network": [128]})), "network spec"),
+        ("typed", lambda p: p.write_text(json_text({**json.loads(p.read_text()), "network": [128]})), "network spec"),
     ):
         run = tmp_path / name
         shutil.copytree(src, run)
@@ -172,7 +173,9 @@ def test_10_resume_of_a_missing_or_broken_run_is_a_clean_cli_error(tmp_path, cap
     broken = tmp_path / "broken"
     shutil.copytree(ROOT / "checkpoints" / "champion", broken)
     trainer = broken / "step_0000001525" / "trainer.json"
-    trainer.write_text(json.dumps({k: v for k, v in json.loads(trainer.read_text()).items() if k != "optimizer"}))
+    trainer.write_text(
+        json.dumps({k: v for k, v in json.loads(trainer.read_text()).items() if k not in ("optimizer", "json_sha256")})
+    )
     with pytest.raises(SystemExit):
         train.main(["--resume", str(broken)])
     assert "lacks optimizer" in capsys.readouterr().err

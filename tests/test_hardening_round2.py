@@ -311,3 +311,136 @@ def test_every_env_truncates_a_match_at_the_hand_cap():
         if cut.all():
             break
     assert cut.all()
+
+
+# ------------------------------------------------------------------ lost work
+TINY = [
+    "num_envs=16",
+    "num_steps=8",
+    "num_minibatches=2",
+    "hidden_sizes=[16]",
+    "eval_every=0",
+    "torch_threads=1",
+]
+
+
+def tiny(tmp_path, *sets):
+    import train
+
+    return train.make_config(
+        sets=[*TINY, f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=r", *sets]
+    )
+
+
+def test_an_unwritable_checkpoint_or_log_dir_is_refused_before_any_training(tmp_path):
+    import train
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    for key in ("checkpoint_dir", "log_dir"):
+        config = tiny(tmp_path, f"{key}={blocker / 'sub'}", "total_decisions=100000000")
+        start = time.time()
+        with pytest.raises(ValueError, match=f"{key} .* is not writable"):
+            train.train(config, quiet=True)
+        assert time.time() - start < 30  # refused at once, not after the updates
+    assert not (tmp_path / "ck").exists() or not any((tmp_path / "ck").rglob("step_*"))
+
+
+def test_a_resume_keeps_the_runs_thread_count_unless_given(tmp_path):
+    import train
+
+    half = train.train(tiny(tmp_path, "total_decisions=512"), quiet=True, stop_after=1)
+    _, config = train.resumed_config(half.parent, train.make_config())  # the default config has 2 threads
+    assert train.make_config().torch_threads == 2 and config.torch_threads == 1
+    _, config = train.resumed_config(
+        half.parent, train.make_config(sets=["torch_threads=2"]), overrides=("torch_threads",)
+    )
+    assert config.torch_threads == 2
+
+
+def test_the_checksums_cover_the_json_files(tmp_path):
+    import shutil
+
+    import train
+    from agents.checkpoint import CheckpointError
+    from agents.policy import load_policy
+
+    half = train.train(tiny(tmp_path, "total_decisions=1024"), quiet=True, stop_after=1)
+    for name, old, new in (
+        ("trainer.json", '"update": 1', '"update": 2'),
+        ("policy.json", '"ent_coef_final": 0.001', '"ent_coef_final": 0.002'),
+    ):
+        run = tmp_path / f"flip_{name}"
+        shutil.copytree(half.parent, run)
+        path = run / half.name / name
+        text = path.read_text()
+        assert old in text
+        path.write_text(text.replace(old, new, 1))
+        with pytest.raises(CheckpointError, match="does not match its own checksum"):
+            load_policy(run) if name == "policy.json" else train.train(
+                tiny(tmp_path, "total_decisions=1024"), resume=run, quiet=True
+            )
+    text = (half / "policy.json").read_text()
+    (tmp_path / "dup").mkdir()
+    shutil.copytree(half.parent, tmp_path / "dup" / "r")
+    (tmp_path / "dup" / "r" / half.name / "policy.json").write_text(text.replace("{", '{"spec": 1, ', 1))
+    with pytest.raises(CheckpointError, match="duplicate key"):
+        load_policy(tmp_path / "dup" / "r")
+
+
+def run_train_until(tmp_path, sets, marker, close_stdout=False):
+    """train.py in a process, SIGINT once a line starts with ``marker``."""
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), *(a for s in sets for a in ("--set", s))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    for line in proc.stdout:
+        if line.startswith(marker):
+            break
+    if close_stdout:  # | tee log, the tee ended by the same Ctrl-C
+        proc.stdout.close()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300) if not close_stdout else (None, proc.stderr.read())
+    proc.wait(timeout=300)
+    return proc.returncode, err
+
+
+def test_ctrl_c_while_imitating_checkpoints_and_the_resume_equals_an_uninterrupted_run(tmp_path):
+    from safetensors.torch import load_file
+
+    import train
+
+    sets = [*TINY, "bc_teacher=knock_early", "bc_decisions=400000", "total_decisions=256"]
+    dirs = [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=cut"]
+    code, err = run_train_until(tmp_path, sets + dirs, "imitating knock_early")
+    assert code == 0, err
+    run = tmp_path / "ck" / "cut"
+    step = run / (run / "LATEST").read_text().strip()
+    meta = json.loads((step / "trainer.json").read_text())
+    assert meta["update"] == 0 and 0 < meta["imitation"]["seen"] < 400_000
+    resumed = train.train(train.make_config(sets=dirs[:1]), resume=run, quiet=True)
+    whole = train.train(
+        train.make_config(
+            sets=[*sets, f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'w'}", "run_name=w"]
+        ),
+        quiet=True,
+    )
+    a, b = load_file(str(resumed / "policy.safetensors")), load_file(str(whole / "policy.safetensors"))
+    assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
+    assert "imitation" not in json.loads((resumed / "trainer.json").read_text())
+
+
+def test_ctrl_c_with_a_closed_stdout_still_checkpoints(tmp_path):
+    sets = [*TINY, "total_decisions=100000000", "checkpoint_every=100000"]
+    dirs = [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=tee"]
+    code, err = run_train_until(tmp_path, sets + dirs, "update 2/", close_stdout=True)
+    assert code == 0, err
+    assert "BrokenPipeError" not in err and "Traceback" not in err
+    run = tmp_path / "ck" / "tee"
+    step = run / (run / "LATEST").read_text().strip()
+    assert json.loads((step / "trainer.json").read_text())["update"] >= 2

@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 
 import train
 from agents import make_agent
-from agents.checkpoint import CheckpointError
+from agents.checkpoint import CheckpointError, json_text
 from agents.evaluate import main as evaluate_main
 from agents.evaluate import play
 from agents.policy import load_policy
@@ -228,7 +228,7 @@ def test_broken_checkpoints_fail_clearly(smoke_checkpoint, tmp_path):
     shutil.copytree(src, old)
     meta = json.loads((old / "policy.json").read_text())
     meta["spec"]["obs_version"] = 0
-    (old / "policy.json").write_text(json.dumps(meta))
+    (old / "policy.json").write_text(json_text(meta))  # as an older version would have written it
     with pytest.raises(CheckpointError, match="spec"):
         load_policy(old)
     (old / "policy.json").write_text("{ not json")
