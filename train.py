@@ -33,19 +33,23 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import torch
+from agents.extras import require
 
-from agents import opponents as O
-from agents import ppo, rollout, warmstart
-from agents.checkpoint import CheckpointError, read_training_meta, resolve_checkpoint, restore_training, save_training
-from agents.config import Config, from_saved, make_config
-from agents.evaluate import play
-from agents.network import ActorCritic
-from agents.policy import Policy
-from ginenv import VectorEnv
-from ginenv.baselines import BASELINES
-from ginenv.rules import Rules
+require("train", what="training (train.py)", main=__name__ == "__main__")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from agents import opponents as O  # noqa: E402
+from agents import ppo, rollout, warmstart  # noqa: E402
+from agents.checkpoint import CheckpointError, read_training_meta, resolve_checkpoint, restore_training, save_training  # noqa: E402
+from agents.config import Config, from_saved, make_config  # noqa: E402
+from agents.evaluate import play  # noqa: E402
+from agents.network import ActorCritic  # noqa: E402
+from agents.policy import Policy  # noqa: E402
+from ginenv import VectorEnv  # noqa: E402
+from ginenv.baselines import BASELINES  # noqa: E402
+from ginenv.rules import Rules  # noqa: E402
 
 DEFAULT_CONFIG = Path(__file__).parent / "configs" / "default.yaml"
 EVAL_OPPONENTS = ("knock_early", "gin_hunter")
@@ -86,9 +90,8 @@ class StopSignal:
             self.restore()
             signal.raise_signal(signum)
         self.signum = signum
-        say(
-            f"\n{signal.Signals(signum).name}: stopping at the end of this update or imitation chunk (again to stop at once)"
-        )
+        name = signal.Signals(signum).name
+        say(f"\n{name}: stopping at the end of this update or imitation chunk (again to stop at once)")
 
     def is_set(self) -> bool:
         return self.signum is not None

@@ -33,6 +33,9 @@ def make_agent(spec, seed: int = 0):
 def load_policy(path, seed: int = 0):
     """A checkpoint (run directory, step directory or policy file) as a ``Policy``
     (``agents.policy.load_policy``; imports torch)."""
+    from agents.extras import require
+
+    require("train", what=f"loading the checkpoint {path}")
     from agents.policy import load_policy as load
 
     return load(path, seed=seed)

@@ -22,6 +22,22 @@ from ginenv.rules import PRESETS
 #: order is the one the trainer draws in.
 OPPONENT_KINDS = ("self", "snapshot", *BASELINES)
 _NET = NetworkSpec()
+#: The most each count may be: far above any run this machine could hold, low enough
+#: that a typo (10**8 games) is an error, not a MemoryError deep inside numpy.
+_INT_BOUNDS = {
+    "num_envs": 65_536,
+    "num_steps": 65_536,
+    "num_minibatches": 65_536,
+    "update_epochs": 1_000,
+    "total_decisions": 10**13,
+    "snapshot_every": 10**7,
+    "pool_size": 1_000,
+    "eval_matches": 1_000_000,
+    "checkpoint_every": 10**7,
+    "torch_threads": 256,
+}
+MAX_BATCH = 1 << 24  # decisions in one rollout
+MAX_COEF = 1e3  # the most a coefficient, rate or scale may be
 
 
 @dataclass
@@ -135,20 +151,18 @@ class Config:
             problems.append(f"rules must be one of {', '.join(PRESETS)}")
         if self.mode not in core.MODES or self.eval_mode not in core.MODES:
             problems.append(f"mode and eval_mode must be one of {', '.join(core.MODES)}")
-        for name in (
-            "num_envs",
-            "num_steps",
-            "num_minibatches",
-            "update_epochs",
-            "total_decisions",
-            "snapshot_every",
-            "pool_size",
-            "eval_matches",
-            "checkpoint_every",
-            "torch_threads",
-        ):
-            if getattr(self, name) < 1:
-                problems.append(f"{name} must be at least 1")
+        for name, most in _INT_BOUNDS.items():
+            if not 1 <= getattr(self, name) <= most:
+                problems.append(f"{name} must be from 1 to {most:,}, got {getattr(self, name)}")
+        if self.batch_size > MAX_BATCH:
+            problems.append(f"num_envs x num_steps must be at most {MAX_BATCH:,} (one rollout in memory)")
+        if not 0 <= self.seed < 1 << 63:
+            problems.append(f"seed must be from 0 to 2**63 - 1, got {self.seed}")
+        if bool(self.bc_teacher) != bool(self.bc_decisions):
+            problems.append(
+                "bc_teacher and bc_decisions go together: a teacher to imitate and how many of its decisions "
+                f"(got bc_teacher={self.bc_teacher!r}, bc_decisions={self.bc_decisions})"
+            )
         if self.num_minibatches > self.num_envs:
             problems.append("num_minibatches must be at most num_envs (a minibatch would be empty)")
         for name in ("eval_every", "bc_decisions", "critic_warmup_updates"):
@@ -164,22 +178,22 @@ class Config:
             "belief_coef",
         ):
             value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
-                problems.append(f"{name} must be a finite number >= 0, got {value}")
+            if not math.isfinite(value) or not 0 <= value <= MAX_COEF:
+                problems.append(f"{name} must be a number from 0 to {MAX_COEF:g}, got {value}")
         for name in ("learning_rate", "bc_learning_rate", "reward_scale", "max_grad_norm"):
             value = getattr(self, name)
-            if not math.isfinite(value) or value <= 0:
-                problems.append(f"{name} must be a finite number > 0, got {value}")
+            if not math.isfinite(value) or not 0 < value <= MAX_COEF:
+                problems.append(f"{name} must be a number > 0 and at most {MAX_COEF:g}, got {value}")
         for name in ("gamma", "gae_lambda"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be between 0 and 1, got {getattr(self, name)}")
         if self.bc_teacher and self.bc_teacher not in BASELINES:
             problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         problems += _opponent_problems(self.opponents)
-        if self.run_name and not re.fullmatch(r"[A-Za-z0-9._-]+", self.run_name) or self.run_name in (".", ".."):
-            problems.append(
-                f"run_name may hold only letters, digits and ._- (it names a directory), got {self.run_name!r}"
-            )
+        for name in ("run_name", "exp_name"):  # both end up in a directory name
+            value = getattr(self, name)
+            if (value or name == "exp_name") and not re.fullmatch(r"[A-Za-z0-9._-]+", value) or value in (".", ".."):
+                problems.append(f"{name} may hold only letters, digits and ._- (it names a directory), got {value!r}")
         try:
             self.network_spec()
         except ValueError as e:
@@ -258,12 +272,37 @@ def _coerce(name: str, text, kind):
         raise ValueError(f"{name} must be a {expected.__name__}, got {text!r} (not valid YAML)") from None
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
+    if expected is float and type(value) is str:  # YAML 1.1 reads 1e308 (no dot) as text
+        try:
+            value = float(value)
+        except ValueError:
+            pass
     if not isinstance(value, expected) or (expected in (int, float) and isinstance(value, bool)):
         raise ValueError(f"{name} must be a {expected.__name__}, got {text!r}")
     return value
 
 
 _RENAMED = {f"opponent_{kind}": "opponents" for kind in OPPONENT_KINDS}
+
+
+class _Quoted(str):
+    """A YAML string written in quotes: text, even where it looks like a number."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (the plain loader
+    keeps the last one silently) and marking quoted strings (``gamma: '0.9'`` is text)."""
+
+    def construct_yaml_str(self, node):
+        value = super().construct_yaml_str(node)
+        return _Quoted(value) if node.style in ("'", '"') else value
+
+    def construct_mapping(self, node, deep=False):
+        keys = [self.construct_object(k, deep=deep) for k, _ in node.value]
+        dup = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if dup:
+            raise yaml.constructor.ConstructorError(None, None, f"key(s) {', '.join(dup)} given twice", node.start_mark)
+        return super().construct_mapping(node, deep=deep)
 
 
 def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Config:
@@ -287,11 +326,17 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
         if not path.is_file():
             raise ValueError(f"config file {path} not found")
         try:
-            data = yaml.safe_load(path.read_text()) or {}
+            data = yaml.load(path.read_text(), Loader=_StrictLoader) or {}
         except yaml.YAMLError as e:
             raise ValueError(f"config file {path} is not valid YAML: {e}") from None
         if not isinstance(data, dict):
             raise ValueError(f"config file {path} must hold a mapping of keys to values")
+        for key, value in data.items():  # a YAML file's values are typed: '0.9' is a string there
+            kind = _KINDS.get(fields.get(key), fields.get(key))
+            if isinstance(value, _Quoted) and kind is not str and key in fields:
+                raise ValueError(
+                    f"config file {path}: {key} must be a {getattr(kind, '__name__', kind)}, got the string {value!r}"
+                )
         merge(str(path), data.items())
     merge("overrides", (overrides or {}).items())
     for item in sets:
@@ -331,3 +376,6 @@ def from_saved(saved: dict) -> dict:
             "has (see docs/experiments.md for the commit that had it)"
         )
     return out
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:str", _StrictLoader.construct_yaml_str)

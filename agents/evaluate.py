@@ -227,7 +227,7 @@ def main(argv=None) -> int:
     mode = "hand" if args.hands is not None else "match"
     try:
         agents = [make_agent(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)]
-    except ValueError as e:
+    except (ValueError, ImportError) as e:
         p.error(str(e))
     rules = Rules.preset(args.rules)
     names = list(args.agents)
@@ -312,7 +312,7 @@ def _table_main(p, args, n: int) -> int:
 
     try:
         agents = [make_agent(spec, seed=args.seed + i) for i, spec in enumerate(args.agents)]
-    except ValueError as e:
+    except (ValueError, ImportError) as e:
         p.error(str(e))
     rules = Rules.preset(args.rules)
     names = list(args.agents)

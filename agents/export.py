@@ -13,13 +13,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-import torch
-from torch import nn
+from agents.extras import require
 
-from agents.network import masked_logits
-from agents.policy import CheckpointError, load_policy
-from ginenv.actions import NUM_ACTIONS
-from ginenv.observation import OBS_SIZE
+require("train", "onnx", what="the ONNX export (python -m agents.export)", main=__name__ == "__main__")
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from agents.network import masked_logits  # noqa: E402
+from agents.policy import CheckpointError, load_policy  # noqa: E402
+from ginenv.actions import NUM_ACTIONS  # noqa: E402
+from ginenv.observation import OBS_SIZE  # noqa: E402
 
 
 class _Greedy(nn.Module):

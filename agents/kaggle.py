@@ -12,10 +12,14 @@ with ``configuration={"includeLegalActions": True}`` (Kaggle's random agent read
 
 from __future__ import annotations
 
-import pyspiel
+from agents.extras import require
 
-from agents import make_agent
-from agents.openspiel import OpenSpielAgent
+require("kaggle", what="the Kaggle agent (agents.kaggle)", main=__name__ == "__main__")
+
+import pyspiel  # noqa: E402
+
+from agents import make_agent  # noqa: E402
+from agents.openspiel import OpenSpielAgent  # noqa: E402
 
 NO_ACTION = -1  # the arena's default action, for the calls that come with no state
 

@@ -30,15 +30,19 @@ do (their mask forbids it). ``rules_for(params)`` maps the game's parameters to 
 
 from __future__ import annotations
 
-import numpy as np
-import pyspiel
+from agents.extras import require
 
-from ginenv import actions as A
-from ginenv import core
-from ginenv.cards import CARD_VALUES, NUM_RANKS, parse_cards, to_hand
-from ginenv.melds import best_melds, deadwood
-from ginenv.observation import observe
-from ginenv.rules import Rules
+require("openspiel", what="the OpenSpiel bridge (agents.openspiel)", main=__name__ == "__main__")
+
+import numpy as np  # noqa: E402
+import pyspiel  # noqa: E402
+
+from ginenv import actions as A  # noqa: E402
+from ginenv import core  # noqa: E402
+from ginenv.cards import CARD_VALUES, NUM_RANKS, parse_cards, to_hand  # noqa: E402
+from ginenv.melds import best_melds, deadwood  # noqa: E402
+from ginenv.observation import observe  # noqa: E402
+from ginenv.rules import Rules  # noqa: E402
 
 DRAW_UPCARD, DRAW_STOCK, PASS, KNOCK, MELD_BASE = 52, 53, 54, 55, 56
 Phase = pyspiel.gin_rummy.Phase

@@ -170,7 +170,7 @@ def main(argv=None) -> int:
     seed = args.seed if args.seed is not None else secrets.randbits(core.SEED_BITS)
     try:
         opponent = make_agent(args.opponent, seed=seed)
-    except ValueError as e:
+    except (ValueError, ImportError) as e:
         p.error(str(e))
     game = Game(opponent, args.rules, args.mode, seed, args.seat)
     print(

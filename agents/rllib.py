@@ -26,15 +26,19 @@ import os
 import time
 from pathlib import Path
 
-import gymnasium
-import numpy as np
-import torch
-from pettingzoo.utils import BaseWrapper
-from safetensors.torch import load_file, save_file
+from agents.extras import require
 
-from ginenv import gin_rummy_v0
-from ginenv.actions import NUM_ACTIONS
-from ginenv.observation import OBS_SIZE
+require("rllib", "train", what="the RLlib trainer (python -m agents.rllib)", main=__name__ == "__main__")
+
+import gymnasium  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from pettingzoo.utils import BaseWrapper  # noqa: E402
+from safetensors.torch import load_file, save_file  # noqa: E402
+
+from ginenv import gin_rummy_v0  # noqa: E402
+from ginenv.actions import NUM_ACTIONS  # noqa: E402
+from ginenv.observation import OBS_SIZE  # noqa: E402
 
 ENV_NAME = "ginenv_gin_rummy_v0"
 POLICY = "shared"

@@ -12,10 +12,14 @@ SB3 only for an episode cut by the turn cap (``TimeLimit.truncated``), which is 
 
 from __future__ import annotations
 
-import numpy as np
-from stable_baselines3.common.vec_env import VecEnv
+from agents.extras import require
 
-from ginenv.vector_env import GinRummyVectorEnv
+require("sb3", what="the Stable-Baselines3 VecEnv (agents.sb3)", main=__name__ == "__main__")
+
+import numpy as np  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
+
+from ginenv.vector_env import GinRummyVectorEnv  # noqa: E402
 
 
 class GinRummyVecEnv(VecEnv):

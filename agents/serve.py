@@ -35,19 +35,23 @@ import secrets
 import time
 from pathlib import Path
 
-from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from agents.extras import require
 
-from agents import make_agent
-from agents.game import Game, hint
-from agents.play import SHIPPED, hint_policy
-from ginenv.baselines import BASELINES
-from ginenv.rules import PRESETS
+require("serve", what="the web server (python -m agents.serve)", main=__name__ == "__main__")
+
+from starlette.applications import Starlette  # noqa: E402
+from starlette.concurrency import run_in_threadpool  # noqa: E402
+from starlette.exceptions import HTTPException  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import FileResponse, JSONResponse  # noqa: E402
+from starlette.routing import Mount, Route  # noqa: E402
+from starlette.staticfiles import StaticFiles  # noqa: E402
+
+from agents import make_agent  # noqa: E402
+from agents.game import Game, hint  # noqa: E402
+from agents.play import SHIPPED, hint_policy  # noqa: E402
+from ginenv.baselines import BASELINES  # noqa: E402
+from ginenv.rules import PRESETS  # noqa: E402
 
 WEB = Path(__file__).resolve().parent / "web"
 MAX_BODY = 4096
@@ -310,7 +314,7 @@ def main(argv=None) -> int:
         p.error("--torch-threads must be >= 1")
     try:
         bot = make_agent(args.opponent)
-    except ValueError as e:
+    except (ValueError, ImportError) as e:
         p.error(str(e))
     import uvicorn
 

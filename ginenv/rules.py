@@ -144,7 +144,7 @@ _PAGAT = Rules(
     next_dealer="winner",
 )
 
-#: The presets, one per source text (see RULES.md), plus Oklahoma gin on pagat's rules.
+#: The presets, one per source text (docs/rules.md), plus Oklahoma gin on pagat's rules.
 PRESETS: dict[str, Rules] = {
     "standard": Rules(),
     "pagat": _PAGAT,

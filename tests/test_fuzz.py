@@ -329,3 +329,56 @@ def test_config_takes_valid_settings_and_names_the_bad_key(key, text):
         assert key in str(e), str(e)
         return
     assert isinstance(config, Config)
+
+
+# ----------------------------------------------- the second audit's entry points
+@FAST
+@given(action=ANYTHING)
+def test_the_wrapped_pettingzoo_env_takes_a_legal_int_or_raises_valueerror(action):
+    env = gin_rummy_v0.env()
+    env.reset(seed=1)
+    mask = env.last()[0]["action_mask"]
+    legal = as_legal_int(action, mask)
+    if legal is not None or (isinstance(action, int) and not isinstance(action, bool) and 0 <= action < NUM_ACTIONS):
+        env.step(action)  # legal, or in range and illegal: PettingZoo's -1 and the end
+        return
+    with pytest.raises(ValueError, match="action"):
+        env.step(action)
+
+
+OPTIONS = st.sampled_from(
+    ["rules", "mode", "reward_scale", "render_mode", "perfect_information", "match_win_reward", "foo"]
+)
+
+
+@FAST
+@given(key=OPTIONS, value=ANYTHING)
+def test_env_options_are_taken_or_named_in_a_valueerror(key, value):
+    try:
+        gin_rummy_v0.env(**{key: value})
+    except ValueError as e:
+        assert key in str(e) or "rules" in str(e), str(e)
+
+
+@FAST
+@given(card=st.one_of(ANYTHING, st.integers(0, 51)))
+def test_format_card_takes_a_card_id_or_names_what_is_wrong(card):
+    from ginenv.cards import format_card
+
+    if type(card) is int and 0 <= card < 52:
+        assert len(format_card(card)) == 2
+    else:
+        with pytest.raises(ValueError, match="card"):
+            format_card(card)
+
+
+@FAST
+@given(text=st.text(max_size=12))
+def test_parse_move_reads_a_move_or_says_what_is_wrong(text):
+    from agents.game import parse_move
+
+    legal = [{"id": 104, "label": "draw from the stock"}, {"id": 105, "label": "take the discard"}]
+    try:
+        assert parse_move(text, legal) in (104, 105)
+    except ValueError as e:
+        assert str(e)

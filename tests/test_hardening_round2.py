@@ -444,3 +444,146 @@ def test_ctrl_c_with_a_closed_stdout_still_checkpoints(tmp_path):
     run = tmp_path / "ck" / "tee"
     step = run / (run / "LATEST").read_text().strip()
     assert json.loads((step / "trainer.json").read_text())["update"] >= 2
+
+
+# ------------------------------------------------------------------ bad input
+def _raises(fn, message):
+    with pytest.raises(ValueError, match=message):
+        fn()
+
+
+def test_the_audits_unclear_and_silent_inputs_are_clear_errors(tmp_path):
+    import ginenv
+    from agents.config import make_config
+    from agents.game import parse_move
+    from ginenv.cards import format_card
+    from ginenv.single import SingleAgentEnv
+    from ginenv.vector import VectorEnv
+
+    env = ginenv.env()
+    env.reset(seed=1)
+    cases = [
+        (lambda: ginenv.env(foo=1), r"unknown option\(s\) foo; valid options: rules, mode"),
+        (lambda: env.step(108), "out of range: actions are integers 0..107"),
+        (lambda: env.step(1.5), "action must be an integer in 0..107"),
+        (lambda: env.step("104"), "action must be an integer in 0..107"),
+        (lambda: format_card("As"), "use parse_cards"),
+        (lambda: format_card(1.7), "card must be an integer card id"),
+        (lambda: format_card(True), "card must be an integer card id"),
+        (lambda: make_agent(""), "agent spec must be a baseline name"),
+        (lambda: parse_move("knock", [{"id": 104, "label": "draw"}]), "knock needs the card"),
+        (lambda: parse_move("drwa", [{"id": 104, "label": "draw"}]), "unknown command 'drwa'"),
+        (lambda: core.init(1, seed=-1), "seed must be an integer from 0 to 2"),
+        (lambda: core.init(1, seed=2**130), "seed must be an integer from 0 to 2"),
+        (lambda: ginenv.env(perfect_information="no"), "perfect_information must be True or False"),
+        (lambda: ginenv.env(perfect_information=2), "perfect_information must be True or False"),
+        (lambda: VectorEnv(2, perfect_information="yes"), "perfect_information must be True or False"),
+        (lambda: SingleAgentEnv(perfect_information=1), "perfect_information must be True or False"),
+        (lambda: SingleAgentEnv(illegal_reward=float("nan")), "illegal_reward must be a finite number"),
+        (lambda: SingleAgentEnv(render_mode="rgb_array"), "render_mode must be None or one of"),
+        (lambda: make_config(sets=["vf_coef=1e308"]), "vf_coef must be a number from 0 to 1000"),
+        (lambda: make_config(sets=["num_envs=100000000"]), "num_envs must be from 1 to 65,536"),
+        (lambda: make_config(sets=["torch_threads=100000"]), "torch_threads must be from 1 to 256"),
+        (lambda: make_config(sets=["seed=-1"]), "seed must be from 0 to 2"),
+        (lambda: make_config(sets=[f"seed={2**80}"]), "seed must be from 0 to 2"),
+        (lambda: make_config(sets=["exp_name=../../escape"]), "exp_name may hold only letters"),
+        (lambda: make_config(sets=["bc_decisions=1000"]), "bc_teacher and bc_decisions go together"),
+        (lambda: make_config(sets=["bc_teacher=knock_early"]), "bc_teacher and bc_decisions go together"),
+    ]
+    for fn, message in cases:
+        _raises(fn, message)
+    quoted, dup = tmp_path / "q.yaml", tmp_path / "d.yaml"
+    quoted.write_text("gamma: '0.9'\n")
+    dup.write_text("gamma: 0.9\nseed: 3\nseed: 4\n")
+    _raises(lambda: make_config(config_file=quoted), "gamma must be a float, got the string '0.9'")
+    _raises(lambda: make_config(config_file=dup), "seed given twice")
+
+
+def test_a_policy_refuses_a_nan_observation_and_an_empty_mask():
+    policy = make_agent(str(ROOT / "checkpoints" / "champion"))
+    obs, mask = np.zeros(487, np.float32), np.zeros(A.NUM_ACTIONS, bool)
+    mask[A.DRAW_STOCK] = True
+    assert policy.act(obs, mask) == A.DRAW_STOCK
+    bad = obs.copy()
+    bad[3] = np.nan
+    _raises(lambda: policy.act(bad, mask), "observations must be finite")
+    _raises(lambda: policy.probabilities(bad, mask), "observations must be finite")
+    _raises(lambda: policy.probabilities(obs, np.zeros(A.NUM_ACTIONS, bool)), "mask is all false")
+
+
+def test_the_cli_refuses_bad_arguments_before_any_work(tmp_path, capsys):
+    import train
+    from agents.evaluate import main as evaluate
+
+    for argv, message in (
+        (["random", "random", "--matches", str(10**9)], "--matches must be from 1 to 10,000,000"),
+        (["random", "random", "--matches", "10", "--hands", "10"], "not both"),
+        (["random", "random", "knock_early", "--engine", "openspiel"], "--engine openspiel plays two agents"),
+        (["random", "random", "knock_early", "--json", str(tmp_path / "no" / "x.json")], "cannot write there"),
+        (
+            ["random", "random", "knock_early", "random", "--teams", "--json", str(tmp_path / "no" / "x.json")],
+            "cannot write there",
+        ),
+    ):
+        start = time.time()
+        with pytest.raises(SystemExit):
+            evaluate(argv)
+        assert message in capsys.readouterr().err
+        assert time.time() - start < 10
+    for argv, message in (
+        (["--stop-after-minutes", "nan"], "--stop-after-minutes must be a finite number"),
+        (["--resume", str(tmp_path), "--config", "configs/smoke.yaml"], "a resumed run keeps its own config"),
+        (["--set", "init_from=/nonexistent", "--set", "total_decisions=1024"], "init_from /nonexistent: no checkpoint"),
+    ):
+        with pytest.raises(SystemExit):
+            train.main([*argv, "--set", f"checkpoint_dir={tmp_path / 'ck'}", "--set", f"log_dir={tmp_path / 'runs'}"])
+        err = capsys.readouterr().err
+        assert message in err and "--resume None" not in err, err
+
+
+# ------------------------------------------------------------------ installs
+def run_without(modules, code):
+    """``code`` in a fresh interpreter where importing any of ``modules`` fails."""
+    script = f"import sys\nfor m in {list(modules)!r}:\n    sys.modules[m] = None\n{code}"
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "blocked, command, extra",
+    [
+        (["starlette", "uvicorn"], "agents.serve", "serve"),
+        (["torch"], "agents.play", "train"),
+        (["torch"], "agents.export", "train"),
+        (["onnx"], "agents.export", "onnx"),
+        (["ray"], "agents.rllib", "rllib"),
+        (["torch"], "agents.evaluate checkpoints/champion random --matches 2", "train"),
+        (["torch"], "train.py", "train"),
+    ],
+)
+def test_every_command_of_an_extra_names_the_extra_to_install(blocked, command, extra):
+    name, *args = command.split()
+    run = (
+        f"runpy.run_path({name!r}, run_name='__main__')"
+        if name.endswith(".py")
+        else f"runpy.run_module({name!r}, run_name='__main__', alter_sys=True)"
+    )
+    out = run_without(blocked, f"import runpy\nsys.argv = [{name!r}, *{args!r}]\n{run}")
+    assert out.returncode != 0
+    assert f'".[{extra}' in out.stderr or f",{extra}]" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_evaluator_of_baselines_runs_without_the_train_extra():
+    out = run_without(
+        ["torch", "tqdm"], "from agents.evaluate import main\nmain(['knock_early', 'random', '--matches', '20'])"
+    )
+    assert out.returncode == 0, out.stderr
+    assert "knock_early vs random" in out.stdout or "knock_early" in out.stdout
+
+
+def test_agents_imports_after_kaggle_environments_from_another_folder(tmp_path):
+    pytest.importorskip("kaggle_environments")
+    code = "import kaggle_environments, agents, agents.game; print(agents.__file__)"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()).resolve() == (ROOT / "agents" / "__init__.py").resolve()

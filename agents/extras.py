@@ -1,0 +1,54 @@
+"""The optional extras and what each frontend needs: ``require("serve", ...)`` at the top
+of a command's module turns a missing package into one line naming the extra to install
+(``pip install -e ".[serve]"``), not a traceback from deep inside an import."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+#: The import names each extra of pyproject.toml brings.
+EXTRAS = {
+    "train": ("torch", "safetensors", "yaml", "tensorboard"),
+    "serve": ("starlette", "uvicorn"),
+    "openspiel": ("pyspiel",),
+    "kaggle": ("pyspiel", "kaggle_environments"),
+    "sb3": ("stable_baselines3", "sb3_contrib"),
+    "rllib": ("ray",),
+    "onnx": ("onnx", "onnxruntime", "onnxscript"),
+}
+
+
+class MissingExtra(ImportError):
+    """A package of an optional extra is not installed; the message says which extra."""
+
+
+def missing(extra: str) -> list:
+    """The packages of ``extra`` that cannot be imported here."""
+    return [m for m in EXTRAS[extra] if _absent(m)]
+
+
+def _absent(module: str) -> bool:
+    if module in sys.modules:
+        return sys.modules[module] is None  # None: imports of it are blocked
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def require(*extras: str, what: str, main: bool = False) -> None:
+    """``MissingExtra`` naming the extras to install unless every package of ``extras``
+    is there; ``main=True`` (a module run as a command) exits with the message instead."""
+    lacking = {e: missing(e) for e in extras}
+    lacking = {e: m for e, m in lacking.items() if m}
+    if not lacking:
+        return
+    names = ",".join(lacking)
+    message = (
+        f'{what} needs the {names} extra: pip install -e ".[{names}]" '
+        f"(not installed: {', '.join(m for ms in lacking.values() for m in ms)})"
+    )
+    if main:
+        raise SystemExit(message)
+    raise MissingExtra(message)
