@@ -156,7 +156,7 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
     for bad, message in (
         (["nobody", "random"], "knock_early, gin_hunter, random, patient"),
         (["random", str(tmp_path / "missing")], "no checkpoint at"),
-        (["random", "knock_early", "--matches", "0"], "at least 1"),
+        (["random", "knock_early", "--matches", "0"], "--matches must be from 1 to"),
         (["random", "knock_early", "--rules", "vegas"], "valid presets"),
     ):
         with pytest.raises(SystemExit):
