@@ -65,6 +65,9 @@ def main() -> None:
             str(port),
             "--max-games",
             "10000",
+            "--allow-seed",  # the bench replays the same deals
+            "--creates-per-minute",
+            "1000000",
         ],
         cwd=ROOT,
     )
