@@ -12,6 +12,9 @@ from pathlib import Path
 from agents.base import Agent
 from ginenv.baselines import BASELINES, GinHunter, KnockEarly, Patient, RandomAgent, make_baseline
 
+#: The shipped bot: what the terminal game and the server play by default.
+SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
+
 
 def make_agent(spec, seed: int = 0):
     """A baseline name (``knock_early``, ``gin_hunter``, ``random``, ``patient``), a checkpoint
@@ -32,13 +35,23 @@ def make_agent(spec, seed: int = 0):
 
 def load_policy(path, seed: int = 0):
     """A checkpoint (run directory, step directory or policy file) as a ``Policy``
-    (``agents.policy.load_policy``; imports torch)."""
+    (``agents.training.policy.load_policy``; imports torch)."""
     from agents.extras import require
 
     require("train", what=f"loading the checkpoint {path}")
-    from agents.policy import load_policy as load
+    from agents.training.policy import load_policy as load
 
     return load(path, seed=seed)
 
 
-__all__ = ["Agent", "BASELINES", "GinHunter", "KnockEarly", "Patient", "RandomAgent", "load_policy", "make_agent"]
+__all__ = [
+    "SHIPPED",
+    "Agent",
+    "BASELINES",
+    "GinHunter",
+    "KnockEarly",
+    "Patient",
+    "RandomAgent",
+    "load_policy",
+    "make_agent",
+]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -26,21 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from agents import BASELINES, make_agent
+from agents.stats import bradley_terry, wilson
 from ginenv import core
 from ginenv.observation import observe
 from ginenv.rules import PRESETS, Rules
-
-Z95 = 1.959963984540054
-
-
-def wilson(successes: float, n: int, z: float = Z95):
-    """95% Wilson score interval for a proportion (draws may count half)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def play(
@@ -133,23 +121,6 @@ def play(
             if c
         },
     }
-
-
-def bradley_terry(names, results, iterations: int = 500):
-    """Strengths from pairwise results ``{(i, j): (wins_i, wins_j, draws)}``, Elo scale."""
-    k = len(names)
-    w = np.zeros((k, k))
-    for (i, j), (wi, wj, d) in results.items():
-        w[i, j] += wi + 0.5 * d
-        w[j, i] += wj + 0.5 * d
-    games = w + w.T
-    p = np.ones(k)
-    for _ in range(iterations):
-        total = w.sum(1)
-        denom = np.array([sum(games[i, j] / (p[i] + p[j]) for j in range(k) if j != i) for i in range(k)])
-        p = np.where(denom > 0, (total + 1e-3) / np.maximum(denom, 1e-12), p)  # a tiny prior keeps 0 wins finite
-        p /= np.exp(np.mean(np.log(p)))
-    return 1500 + 400 * np.log10(p)
 
 
 def _progress_bar(label):
@@ -368,7 +339,7 @@ def _openspiel_main(p, args) -> int:
     if len(args.agents) != 2 or args.round_robin:
         p.error("--engine openspiel plays two agents")
     try:
-        from agents import openspiel
+        from agents.bridges import openspiel
     except ImportError as e:
         p.error(f'--engine openspiel needs the openspiel extra: pip install -e ".[openspiel]" ({e})')
     try:

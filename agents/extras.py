@@ -52,3 +52,15 @@ def require(*extras: str, what: str, main: bool = False) -> None:
     if main:
         raise SystemExit(message)
     raise MissingExtra(message)
+
+
+def run_command(module: str) -> None:
+    """Run ``module``'s ``main()`` as a command: a missing extra ends it with one line
+    naming the extra, not a traceback."""
+    import importlib
+
+    try:
+        main = importlib.import_module(module).main
+    except MissingExtra as e:
+        raise SystemExit(str(e)) from None
+    raise SystemExit(main())

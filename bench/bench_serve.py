@@ -23,7 +23,7 @@ import httpx
 import numpy as np
 
 from agents import make_agent
-from agents.game import Game
+from agents.play.game import Game
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents import ppo, rollout
-from agents.config import make_config
-from agents.network import ActorCritic
-from agents.opponents import make_opponents
+from agents.training import ppo, rollout
+from agents.training.config import make_config
+from agents.training.network import ActorCritic
+from agents.training.opponents import make_opponents
 from ginenv import VectorEnv
 
 ROOT = Path(__file__).parent.parent

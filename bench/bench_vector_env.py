@@ -51,7 +51,7 @@ def main() -> None:
     venv.reset(seed=0)
     sb3 = None
     try:
-        from agents.sb3 import GinRummyVecEnv
+        from agents.bridges.sb3 import GinRummyVecEnv
 
         sb3 = GinRummyVecEnv(args.num_envs, opponent=args.opponent)
         sb3.reset()

@@ -7,7 +7,8 @@ import pytest
 from test_env import reshuffle_hidden
 
 from agents import BASELINES, make_agent
-from agents.evaluate import bradley_terry, main, play, wilson
+from agents.evaluate import main, play
+from agents.stats import bradley_terry, wilson
 from ginenv import VectorEnv, core
 from ginenv import actions as A
 from ginenv.observation import observe

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.checkpoint import json_text
+from agents.training.checkpoint import json_text
 from ginenv import SingleAgentEnv, VectorEnv, core, gin_rummy_v0
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import RANKS, SUITS, parse_cards
@@ -263,8 +263,8 @@ def test_position_builds_what_a_player_may_know_and_names_what_it_refuses(field,
 # --------------------------------------------------------------- load_policy
 @pytest.fixture(scope="module")
 def small_checkpoint(tmp_path_factory):
-    from agents.checkpoint import save_checkpoint
-    from agents.network import ActorCritic, NetworkSpec
+    from agents.training.checkpoint import save_checkpoint
+    from agents.training.network import ActorCritic, NetworkSpec
 
     spec = NetworkSpec((8,))
     return save_checkpoint(tmp_path_factory.mktemp("ck"), 1, ActorCritic(spec), {"network": spec.to_dict()})
@@ -280,8 +280,8 @@ JSONISH = st.recursive(
 @FAST
 @given(key=st.sampled_from(["network", "spec", "sha256"]), value=JSONISH)
 def test_load_policy_loads_or_names_what_is_wrong_with_its_json(small_checkpoint, tmp_path_factory, key, value):
-    from agents.checkpoint import CheckpointError
-    from agents.policy import load_policy
+    from agents.training.checkpoint import CheckpointError
+    from agents.training.policy import load_policy
 
     step = tmp_path_factory.mktemp("edit") / "step"
     shutil.copytree(small_checkpoint, step)
@@ -321,7 +321,7 @@ def test_load_policy_loads_or_names_what_is_wrong_with_its_json(small_checkpoint
     ),
 )
 def test_config_takes_valid_settings_and_names_the_bad_key(key, text):
-    from agents.config import Config, make_config
+    from agents.training.config import Config, make_config
 
     try:
         config = make_config(sets=[f"{key}={text}"])
@@ -375,7 +375,7 @@ def test_format_card_takes_a_card_id_or_names_what_is_wrong(card):
 @FAST
 @given(text=st.text(max_size=12))
 def test_parse_move_reads_a_move_or_says_what_is_wrong(text):
-    from agents.game import parse_move
+    from agents.play.game import parse_move
 
     legal = [{"id": 104, "label": "draw from the stock"}, {"id": 105, "label": "take the discard"}]
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.checkpoint import json_text
+from agents.training.checkpoint import json_text
 from ginenv import SingleAgentEnv, core, gin_rummy_v0, melds
 from ginenv.cards import parse_cards
 from ginenv.rules import Rules
@@ -52,8 +52,8 @@ def test_3_oklahoma_match_rendering_scores_the_hand_with_its_own_knock_limit():
 
 
 def test_4_a_kill_while_a_step_is_replaced_leaves_latest_naming_a_whole_step(tmp_path):
-    from agents.checkpoint import resolve_checkpoint, save_checkpoint
-    from agents.network import ActorCritic, NetworkSpec
+    from agents.training.checkpoint import resolve_checkpoint, save_checkpoint
+    from agents.training.network import ActorCritic, NetworkSpec
 
     model = ActorCritic(NetworkSpec((8,)))
     run = tmp_path / "run"
@@ -143,8 +143,8 @@ def test_10_engine_and_cards_name_the_bad_input():
 
 
 def test_10_policy_files_of_the_wrong_shape_are_refused_by_name(tmp_path):
-    from agents.checkpoint import CheckpointError
-    from agents.policy import load_policy
+    from agents.training.checkpoint import CheckpointError
+    from agents.training.policy import load_policy
 
     src = ROOT / "checkpoints" / "champion"
     for name, edit, message in (
@@ -205,8 +205,8 @@ def test_10_evaluator_and_demo_refuse_bad_input_before_any_work(tmp_path, capsys
 
 
 def test_11_a_flipped_byte_in_the_weights_is_refused(tmp_path):
-    from agents.checkpoint import CheckpointError
-    from agents.policy import load_policy
+    from agents.training.checkpoint import CheckpointError
+    from agents.training.policy import load_policy
 
     run = tmp_path / "champion"
     shutil.copytree(ROOT / "checkpoints" / "champion", run)
@@ -219,8 +219,8 @@ def test_11_a_flipped_byte_in_the_weights_is_refused(tmp_path):
 
 
 def test_12_weights_are_written_with_the_usual_file_mode(tmp_path):
-    from agents.checkpoint import save_checkpoint
-    from agents.network import ActorCritic, NetworkSpec
+    from agents.training.checkpoint import save_checkpoint
+    from agents.training.network import ActorCritic, NetworkSpec
 
     step = save_checkpoint(tmp_path, 1, ActorCritic(NetworkSpec((8,))), {})
     modes = {p.name: p.stat().st_mode & 0o777 for p in step.iterdir()}

@@ -13,7 +13,7 @@ import pytest
 from conftest import live_server
 
 from agents import make_agent
-from agents.game import HUMAN, Game
+from agents.play.game import HUMAN, Game
 from ginenv import actions as A
 from ginenv import core
 from ginenv.rules import Rules
@@ -35,7 +35,7 @@ def first_view_matches(seeds: np.ndarray, view: dict, seat: int) -> np.ndarray:
 
 
 def test_the_64_bit_search_recovers_nothing_from_a_first_view(monkeypatch):
-    import agents.game
+    import agents.play.game
 
     candidates = np.arange(1 << 17, dtype=np.uint64)
     # The attack works on a game dealt from a small seed (as every web game was) ...
@@ -43,7 +43,7 @@ def test_the_64_bit_search_recovers_nothing_from_a_first_view(monkeypatch):
     assert np.flatnonzero(first_view_matches(candidates, weak.view(), 0)).tolist() == [123_456]
     # ... and finds nothing when the seed has 128 bits, its low 64 bits that same small seed.
     true_seed = (0xA5A5_5A5A_DEAD_BEEF << 64) | 123_456
-    monkeypatch.setattr(agents.game.secrets, "randbits", lambda bits: true_seed if bits == 128 else 0)
+    monkeypatch.setattr(agents.play.game.secrets, "randbits", lambda bits: true_seed if bits == 128 else 0)
     game = Game(make_agent("knock_early"), seat=0)  # no seed: 128 bits of OS randomness
     assert game._seed == true_seed and game.seed is None and "seed" not in game.view()
     assert not first_view_matches(candidates, game.view(), 0).any()
@@ -86,7 +86,7 @@ def strict_server():
     """A server as started by default (no client seeds), tight limits to test them."""
     pytest.importorskip("uvicorn")
     pytest.importorskip("starlette")
-    from agents.serve import make_app
+    from agents.play.server import make_app
 
     app = make_app(make_agent("knock_early"), max_games=5, idle_seconds=600, creates_per_minute=6000)
     with live_server(app) as url:
@@ -192,7 +192,7 @@ def test_creates_are_rate_limited_per_client_and_reads_do_not_keep_a_game():
     pytest.importorskip("starlette")
     from starlette.exceptions import HTTPException
 
-    from agents.serve import Games
+    from agents.play.server import Games
 
     games = Games(make_agent("random"), max_games=1000, idle_seconds=0.5, creates_per_minute=60, burst=3)
     for _ in range(3):
@@ -213,7 +213,7 @@ def test_creates_are_rate_limited_per_client_and_reads_do_not_keep_a_game():
 
 def test_a_move_keeps_a_game_alive():
     pytest.importorskip("starlette")
-    from agents.serve import Games
+    from agents.play.server import Games
 
     games = Games(make_agent("random"), idle_seconds=0.3)
     gid = games.add(games.build({}))
@@ -348,13 +348,12 @@ def test_an_unwritable_checkpoint_or_log_dir_is_refused_before_any_training(tmp_
 
 def test_a_resume_keeps_the_runs_thread_count_unless_given(tmp_path):
     import train
+    from agents.training.run import resumed_config
 
     half = train.train(tiny(tmp_path, "total_decisions=512"), quiet=True, stop_after=1)
-    _, config = train.resumed_config(half.parent, train.make_config())  # the default config has 2 threads
+    _, config = resumed_config(half.parent, train.make_config())  # the default config has 2 threads
     assert train.make_config().torch_threads == 2 and config.torch_threads == 1
-    _, config = train.resumed_config(
-        half.parent, train.make_config(sets=["torch_threads=2"]), overrides=("torch_threads",)
-    )
+    _, config = resumed_config(half.parent, train.make_config(sets=["torch_threads=2"]), overrides=("torch_threads",))
     assert config.torch_threads == 2
 
 
@@ -362,8 +361,8 @@ def test_the_checksums_cover_the_json_files(tmp_path):
     import shutil
 
     import train
-    from agents.checkpoint import CheckpointError
-    from agents.policy import load_policy
+    from agents.training.checkpoint import CheckpointError
+    from agents.training.policy import load_policy
 
     half = train.train(tiny(tmp_path, "total_decisions=1024"), quiet=True, stop_after=1)
     for name, old, new in (
@@ -454,8 +453,8 @@ def _raises(fn, message):
 
 def test_the_audits_unclear_and_silent_inputs_are_clear_errors(tmp_path):
     import ginenv
-    from agents.config import make_config
-    from agents.game import parse_move
+    from agents.play.game import parse_move
+    from agents.training.config import make_config
     from ginenv.cards import format_card
     from ginenv.single import SingleAgentEnv
     from ginenv.vector import VectorEnv
@@ -583,7 +582,7 @@ def test_the_evaluator_of_baselines_runs_without_the_train_extra():
 
 def test_agents_imports_after_kaggle_environments_from_another_folder(tmp_path):
     pytest.importorskip("kaggle_environments")
-    code = "import kaggle_environments, agents, agents.game; print(agents.__file__)"
+    code = "import kaggle_environments, agents, agents.play.game; print(agents.__file__)"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).resolve() == (ROOT / "agents" / "__init__.py").resolve()

@@ -6,7 +6,7 @@ import pytest
 ke = pytest.importorskip("kaggle_environments")
 pytest.importorskip("pyspiel")
 
-from agents.kaggle import make_kaggle_agent  # noqa: E402
+from agents.bridges.kaggle import make_kaggle_agent  # noqa: E402
 
 
 @pytest.mark.parametrize("seat", [0, 1])

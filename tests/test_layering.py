@@ -144,3 +144,80 @@ def test_dealing_anew_what_the_waiting_seat_cannot_see_changes_no_public_field()
     # The audit's leak: in the discard phase the legal discards plus the taken card were
     # the mover's 11 cards, readable by the seat waiting for its turn.
     _assert_public_fields_unchanged_when_dealt_anew("waiting")
+
+
+# ------------------------------------------------------------- agents' rooms
+AGENTS = ROOT / "agents"
+#: Which rooms each room of ``agents`` may import (the top: the factory ``agents``,
+#: ``base``, ``extras``, ``stats``; the evaluator; the three rooms). The command shims
+#: (``serve``, ``export``, ``rllib``) only name the module they run.
+TOP = {"agents", "agents.base", "agents.extras", "agents.stats"}
+ALLOWED = {
+    "top": TOP | {"agents.training"},  # the factory loads policies (lazily)
+    "agents.evaluate": TOP | {"agents.bridges"},  # --engine openspiel (lazily)
+    "agents.training": TOP | {"agents.training"},
+    "agents.play": TOP | {"agents.play"},
+    "agents.bridges": TOP | {"agents.training", "agents.evaluate", "agents.bridges"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def agents_imports(path: Path) -> set:
+    """The ``agents`` modules ``path`` imports, at the top or inside a function."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "agents"}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "agents":
+            for a in node.names:  # `from agents.training import ppo` imports the module agents.training.ppo
+                sub = f"{node.module}.{a.name}"
+                is_module = (ROOT / Path(*sub.split("."))).with_suffix(".py").exists()
+                out.add(sub if is_module else node.module)
+    return out
+
+
+def room(module: str) -> str:
+    for r in ("agents.training", "agents.play", "agents.bridges", "agents.evaluate"):
+        if module == r or module.startswith(r + "."):
+            return r
+    return "top"
+
+
+def test_agents_is_in_rooms_with_few_modules_at_the_top():
+    top = sorted(p.stem for p in AGENTS.glob("*.py"))
+    assert top == ["__init__", "base", "evaluate", "export", "extras", "rllib", "serve", "stats"]
+    for sub in ("training", "play", "bridges"):
+        doc = ast.get_docstring(ast.parse((AGENTS / sub / "__init__.py").read_text()))
+        assert doc and "May import" in doc, sub
+
+
+def test_each_room_of_agents_imports_only_what_its_rules_allow():
+    checked = 0
+    for path in sorted(AGENTS.rglob("*.py")):
+        me = module_name(path)
+        if me in ("agents.serve", "agents.export", "agents.rllib"):  # command shims
+            assert agents_imports(path) == {"agents.extras"}, me
+            continue
+        allowed = ALLOWED[room(me)]
+        for target in agents_imports(path):
+            assert target in allowed or room(target) in allowed, f"{me} imports {target}"
+            checked += 1
+    assert checked > 30
+
+
+def test_no_import_circle_among_the_modules_of_agents():
+    graph = {module_name(p): agents_imports(p) for p in AGENTS.rglob("*.py")}
+
+    def visit(node, path):
+        if node in path:
+            raise AssertionError("import circle: " + " -> ".join([*path, node]))
+        for nxt in graph.get(node, ()):
+            if nxt != node and not node.startswith(nxt + "."):  # a package's own __init__ is no circle
+                visit(nxt, [*path, node])
+
+    for start in graph:
+        visit(start, [])

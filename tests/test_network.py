@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from agents import make_agent
-from agents.network import (
+from agents.training.network import (
     NEIGHBOUR_PLANES,
     ActorCritic,
     NetworkSpec,
@@ -18,7 +18,7 @@ from agents.network import (
     belief_loss,
     neighbours,
 )
-from agents.policy import CheckpointError, build_model, load_policy
+from agents.training.policy import CheckpointError, build_model, load_policy
 from ginenv import VectorEnv
 from ginenv.observation import plane
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).parent.parent
 
 def reference_neighbours(obs):
     """Per-card loops: for each card and plane, cards of the same rank, and of the same
-    suit one and two ranks away (``agents.network.neighbours``)."""
+    suit one and two ranks away (``agents.training.network.neighbours``)."""
     planes = NEIGHBOUR_PLANES
     out = np.zeros((len(obs), 52, 3 * len(planes)))
     for g in range(len(obs)):

@@ -7,7 +7,7 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 from agents import make_agent  # noqa: E402
-from agents import openspiel as OS  # noqa: E402
+from agents.bridges import openspiel as OS  # noqa: E402
 from ginenv import core  # noqa: E402
 from ginenv.cards import parse_cards  # noqa: E402
 from ginenv.observation import observe  # noqa: E402

@@ -14,7 +14,7 @@ import pytest
 from conftest import live_server
 
 from agents import make_agent
-from agents.game import Game, parse_move
+from agents.play.game import Game, parse_move
 from ginenv import actions as A
 from ginenv.cards import format_card, parse_cards
 from ginenv.worlds import resample_hidden
@@ -173,7 +173,7 @@ def server():
     (clients may choose seeds here, so the tests can replay deals)."""
     pytest.importorskip("uvicorn")
     pytest.importorskip("starlette")
-    from agents.serve import make_app
+    from agents.play.server import make_app
 
     app = make_app(
         make_agent(str(ROOT / "checkpoints" / "champion")),
@@ -261,7 +261,7 @@ def test_games_are_bounded_and_idle_ones_expire():
     pytest.importorskip("starlette")
     from starlette.exceptions import HTTPException
 
-    from agents.serve import Games
+    from agents.play.server import Games
 
     games = Games(make_agent("random"), max_games=2, idle_seconds=0.2, allow_seed=True)
     for _ in range(2):

@@ -8,8 +8,8 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.rllib")
 
 from agents import make_agent  # noqa: E402
+from agents.bridges.rllib import RLlibKeys, load_rllib_policy, make_algo, save_policy  # noqa: E402
 from agents.evaluate import play  # noqa: E402
-from agents.rllib import RLlibKeys, load_rllib_policy, make_algo, save_policy  # noqa: E402
 from ginenv import gin_rummy_v0  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
 

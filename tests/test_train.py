@@ -11,10 +11,11 @@ from safetensors.torch import load_file
 
 import train
 from agents import make_agent
-from agents.checkpoint import CheckpointError, json_text
 from agents.evaluate import main as evaluate_main
 from agents.evaluate import play
-from agents.policy import load_policy
+from agents.training.checkpoint import CheckpointError, json_text
+from agents.training.policy import load_policy
+from agents.training.run import resumed_config
 from ginenv import VectorEnv
 from ginenv.rules import Rules
 
@@ -249,7 +250,7 @@ def test_onnx_export_picks_the_same_actions_as_torch(smoke_checkpoint, tmp_path)
 def assert_onnx_matches_torch(ort, checkpoint, tmp_path, games, steps):
     """Export ``checkpoint`` and check that ONNX Runtime picks the policy's greedy
     actions on ``games`` games for ``steps`` steps of sampled play."""
-    from agents.export import main as export_main
+    from agents.training.export import main as export_main
 
     out = tmp_path / "policy.onnx"
     assert export_main([str(checkpoint), "--onnx", str(out)]) == 0
@@ -329,7 +330,7 @@ def test_the_shipped_run_resumes_from_its_old_format_trainer_state(tmp_path):
     copy = tmp_path / "champion"
     shutil.copytree(shipped, copy)
     step = copy / "step_0000001525"
-    step_dir, config = train.resumed_config(copy, train.make_config(sets=[f"log_dir={tmp_path / 'runs'}"]))
+    step_dir, config = resumed_config(copy, train.make_config(sets=[f"log_dir={tmp_path / 'runs'}"]))
     assert config.opponents == {"self": 0.1, "snapshot": 0.1, "knock_early": 0.45, "gin_hunter": 0.35}
     assert config.network_spec().architecture == "belief"
     files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in copy.rglob("*") if p.is_file()}
@@ -347,7 +348,7 @@ def test_the_shipped_run_resumes_from_its_old_format_trainer_state(tmp_path):
 
 
 def test_a_checkpoint_of_a_retired_variant_is_refused_by_name(tmp_path):
-    from agents.config import from_saved
+    from agents.training.config import from_saved
 
     with pytest.raises(ValueError, match="feed_penalty=5.0, a variant this version no longer has"):
         from_saved({"feed_penalty": 5.0})

@@ -135,7 +135,7 @@ def test_bad_actions_are_refused_and_change_nothing():
 
 def test_the_sb3_vecenv_speaks_sb3s_api():
     pytest.importorskip("stable_baselines3")
-    from agents.sb3 import GinRummyVecEnv
+    from agents.bridges.sb3 import GinRummyVecEnv
 
     venv = GinRummyVecEnv(8, opponent="knock_early")
     venv.seed(4)
@@ -153,7 +153,7 @@ def test_maskable_ppo_trains_on_the_batch_and_beats_random_in_most_hands():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.sb3 import GinRummyVecEnv
+    from agents.bridges.sb3 import GinRummyVecEnv
 
     torch.manual_seed(0)
     venv = GinRummyVecEnv(64, opponent="random")

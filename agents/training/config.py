@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from agents.network import NetworkSpec
+from agents.training.network import NetworkSpec
 from ginenv import core
 from ginenv.baselines import BASELINES
 from ginenv.rules import PRESETS
@@ -97,7 +97,7 @@ class Config:
     architecture: str = _NET.architecture
     """Actor: ``cards`` (a head shared by the 52 cards), ``belief`` (that head also reads
     each card's neighbours and a learnt belief over the opponent's unseen cards) or
-    ``mlp`` (see ``agents.network``)."""
+    ``mlp`` (see ``agents.training.network``)."""
     privileged_critic: bool = _NET.privileged_critic
     """The critic also sees the opponent's hand (training only)."""
     belief_coef: float = 1.0

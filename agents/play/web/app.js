@@ -1,4 +1,4 @@
-// The page: one game against the bot over the JSON API of agents/serve.py.
+// The page: one game against the bot over the JSON API of agents/play/server.py.
 "use strict";
 
 const SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };

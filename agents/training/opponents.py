@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from agents.config import OPPONENT_KINDS, Config
-from agents.network import ActorCritic
+from agents.training.config import OPPONENT_KINDS, Config
+from agents.training.network import ActorCritic
 from ginenv.baselines import BASELINES
 
 SELF, SNAPSHOT = OPPONENT_KINDS.index("self"), OPPONENT_KINDS.index("snapshot")

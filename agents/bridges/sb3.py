@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from agents.extras import require
 
-require("sb3", what="the Stable-Baselines3 VecEnv (agents.sb3)", main=__name__ == "__main__")
+require("sb3", what="the Stable-Baselines3 VecEnv (agents.bridges.sb3)", main=__name__ == "__main__")
 
 import numpy as np  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402

@@ -23,6 +23,7 @@ import secrets
 
 import numpy as np
 
+from agents import SHIPPED, make_agent
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import CARD_VALUES, RANKS, format_card, parse_cards
@@ -282,6 +283,17 @@ def _one_card(token: str) -> int:
     if len(ids) != 1:
         raise ValueError(f"expected one card, got {token!r}")
     return int(ids[0])
+
+
+def hint_policy(opponent):
+    """The policy whose probabilities give hints: the opponent if it is a trained policy,
+    else the shipped bot (None if neither is at hand)."""
+    if hasattr(opponent, "probabilities"):
+        return opponent
+    try:
+        return make_agent(str(SHIPPED))
+    except (ValueError, ImportError):
+        return None
 
 
 def hint(game: Game, policy, k: int = 3) -> list:

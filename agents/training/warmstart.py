@@ -14,10 +14,10 @@ import time
 import numpy as np
 import torch
 
-from agents import checkpoint
-from agents.config import Config
-from agents.network import ActorCritic, belief_loss, masked_logits
-from agents.policy import load_policy
+from agents.training import checkpoint
+from agents.training.config import Config
+from agents.training.network import ActorCritic, belief_loss, masked_logits
+from agents.training.policy import load_policy
 from ginenv import VectorEnv, core
 from ginenv.baselines import BASELINES
 

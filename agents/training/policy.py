@@ -1,7 +1,7 @@
 """Trained policies: ``load_policy(path)`` and the ``Policy`` agent.
 
 ``load_policy(path)`` accepts a run directory, a step directory or a ``policy.*`` file
-(``agents.checkpoint``) and returns a ``Policy`` with ``act(observation, action_mask,
+(``agents.training.checkpoint``) and returns a ``Policy`` with ``act(observation, action_mask,
 deterministic=True)``.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.checkpoint import CheckpointError, load_tensors, read_meta, resolve_checkpoint
-from agents.network import ActorCritic, NetworkSpec
+from agents.training.checkpoint import CheckpointError, load_tensors, read_meta, resolve_checkpoint
+from agents.training.network import ActorCritic, NetworkSpec
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE
 

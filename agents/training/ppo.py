@@ -11,9 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.config import Config
-from agents.network import ActorCritic, belief_loss
-from agents.rollout import Rollout
+from agents.training.config import Config
+from agents.training.network import ActorCritic, belief_loss
+from agents.training.rollout import Rollout
 
 
 def make_optimizer(model: ActorCritic, config: Config) -> tuple[torch.optim.Optimizer, list]:

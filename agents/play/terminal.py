@@ -15,27 +15,14 @@ from __future__ import annotations
 import argparse
 import secrets
 import sys
-from pathlib import Path
 
-from agents import make_agent
-from agents.game import BOT, HUMAN, Game, hint, parse_move
+from agents import SHIPPED, make_agent
+from agents.play.game import BOT, HUMAN, Game, hint, hint_policy, parse_move
 from ginenv import actions as A
 from ginenv import core
 from ginenv.rules import PRESETS
 
-SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
 PROMPT = "> "
-
-
-def hint_policy(opponent):
-    """The policy whose probabilities give hints: the opponent if it is a trained policy,
-    else the shipped bot (None if neither is at hand)."""
-    if hasattr(opponent, "probabilities"):
-        return opponent
-    try:
-        return make_agent(str(SHIPPED))
-    except (ValueError, ImportError):
-        return None
 
 
 def show_hand(a: dict) -> str:

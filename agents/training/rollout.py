@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from agents import opponents as O
-from agents.network import ActorCritic
+from agents.training import opponents as O
+from agents.training.network import ActorCritic
 from ginenv import VectorEnv, core
 from ginenv.actions import NUM_ACTIONS
 from ginenv.cards import NUM_CARDS

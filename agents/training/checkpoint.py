@@ -13,7 +13,7 @@ Each step directory is written under a temporary name and renamed into place, an
 run's ``LATEST`` file (also replaced atomically) names the newest one, so a kill never
 leaves a broken latest checkpoint.
 
-``agents.policy.load_policy`` reads a policy from one; ``agents.trainer_state`` writes
+``agents.training.policy.load_policy`` reads a policy from one; ``agents.training.run`` writes
 and reads the trainer's part.
 """
 

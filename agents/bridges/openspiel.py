@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from agents.extras import require
 
-require("openspiel", what="the OpenSpiel bridge (agents.openspiel)", main=__name__ == "__main__")
+require("openspiel", what="the OpenSpiel bridge (agents.bridges.openspiel)", main=__name__ == "__main__")
 
 import numpy as np  # noqa: E402
 import pyspiel  # noqa: E402
@@ -314,7 +314,7 @@ def evaluate(spec_a, spec_b, hands: int, seed: int = 0, params: dict | None = No
     winner, and a match ends when a total reaches the target (no end-of-match bonuses;
     an unfinished last match is not counted)."""
     from agents import make_agent
-    from agents.evaluate import wilson
+    from agents.stats import wilson
 
     game = pyspiel.load_game("gin_rummy", params or {})
     agents = [None if s == SIMPLE else make_agent(s, seed=seed + i) for i, s in enumerate((spec_a, spec_b))]

@@ -2,7 +2,7 @@
 
 ``make_kaggle_agent(spec)`` returns ``agent(observation, configuration) -> {"submission":
 action}``. Kaggle hands each agent ``serializedGameAndState``, the whole OpenSpiel state;
-the agent rebuilds it and plays through ``agents.openspiel.OpenSpielAgent``, which reads
+the agent rebuilds it and plays through ``agents.bridges.openspiel.OpenSpielAgent``, which reads
 only the seat's own hand and what is public (``seat_view``), so the bot sees what a
 person in that seat would. Needs the ``kaggle`` extra (kaggle-environments, open_spiel).
 
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from agents.extras import require
 
-require("kaggle", what="the Kaggle agent (agents.kaggle)", main=__name__ == "__main__")
+require("kaggle", what="the Kaggle agent (agents.bridges.kaggle)", main=__name__ == "__main__")
 
 import pyspiel  # noqa: E402
 
 from agents import make_agent  # noqa: E402
-from agents.openspiel import OpenSpielAgent  # noqa: E402
+from agents.bridges.openspiel import OpenSpielAgent  # noqa: E402
 
 NO_ACTION = -1  # the arena's default action, for the calls that come with no state
 

@@ -1,0 +1,342 @@
+"""Play the bot over HTTP: ``python -m agents.serve [--opponent SPEC] [--host 127.0.0.1]
+[--port 8000]``, a JSON API and the web page at ``/`` (Starlette on uvicorn; the
+``serve`` extra).
+
+Endpoints (every body and answer is JSON):
+
+- ``POST /api/games`` with an optional body ``{"opponent", "rules", "mode", "seat"}``
+  -> 201 ``{"id", "state"}``. ``opponent`` is ``"bot"`` (the server's ``--opponent``,
+  the default) or a baseline name: never a path. The deal comes from 128 bits of OS
+  randomness; ``"seed"`` (the whole deal) is taken only from a server started with
+  ``--allow-seed`` (tests, practice). The seed is in the state once the game is over.
+- ``GET /api/games/{id}`` -> ``{"id", "state"}``.
+- ``POST /api/games/{id}/actions`` with ``{"action": <action id>}`` -> ``{"id", "state",
+  "bot_moves"}``: the state after the move and the bot's replies up to the person's next
+  decision or the end of the game.
+- ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``.
+
+A ``state`` is ``agents.play.game.Game.view()``: what the person may see, never a card of the
+bot's hand or of the stock while a hand is in play. Errors: 404 for an unknown game, 400
+for a body that is not the JSON asked for (a key of the wrong type, JSON nested deeper
+than 4 levels), 422 for an illegal move (the message lists the legal ones; nothing is
+applied), 413 for a body over 4 KB, 429 when one client starts games faster than
+``--creates-per-minute``, 503 when the server holds ``--max-games`` games (a game with
+no move for ``--idle-minutes`` expires; reading it does not keep it). A refused request
+stores nothing. The bot's moves run in
+a thread pool, one request at a time per game, so one slow game does not stall others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import time
+from pathlib import Path
+
+from agents.extras import require
+
+require("serve", what="the web server (python -m agents.serve)", main=__name__ == "__main__")
+
+from starlette.applications import Starlette  # noqa: E402
+from starlette.concurrency import run_in_threadpool  # noqa: E402
+from starlette.exceptions import HTTPException  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import FileResponse, JSONResponse  # noqa: E402
+from starlette.routing import Mount, Route  # noqa: E402
+from starlette.staticfiles import StaticFiles  # noqa: E402
+
+from agents import SHIPPED, make_agent  # noqa: E402
+from agents.play.game import Game, hint, hint_policy  # noqa: E402
+from ginenv.baselines import BASELINES  # noqa: E402
+from ginenv.rules import PRESETS  # noqa: E402
+
+WEB = Path(__file__).resolve().parent / "web"
+MAX_BODY = 4096
+MAX_DEPTH = 4  # the API's bodies are flat objects; deeper JSON is refused before parsing
+#: The create body's keys and the JSON types each may hold.
+GAME_KEYS = {"opponent": str, "rules": str, "mode": str, "seed": int, "seat": int}
+
+
+class Games:
+    """The games in play, bounded in number; a game with no move for ``idle_seconds``
+    expires (reading it does not keep it alive). Creates are rate-limited per client
+    (``creates_per_minute``, a token bucket holding a burst of ``burst``), so one client
+    cannot fill the server."""
+
+    def __init__(
+        self,
+        bot,
+        max_games: int = 1000,
+        idle_seconds: float = 1800.0,
+        *,
+        allow_seed: bool = False,
+        creates_per_minute: float = 30.0,
+        burst: int = 10,
+    ):
+        self.bot, self.max_games, self.idle_seconds = bot, max_games, idle_seconds
+        self.allow_seed, self.rate, self.burst = allow_seed, creates_per_minute / 60.0, burst
+        self.hinter = hint_policy(bot)
+        self.games: dict = {}  # id -> (Game, asyncio.Lock, time of the last move)
+        self.buckets: dict = {}  # client -> (tokens, when)
+
+    def expire(self) -> None:
+        now = time.monotonic()
+        for gid in [g for g, (_, _, used) in self.games.items() if now - used > self.idle_seconds]:
+            del self.games[gid]
+
+    def check_room(self) -> None:
+        self.expire()
+        if len(self.games) >= self.max_games:
+            raise HTTPException(503, f"the server holds its limit of {self.max_games} games; try again later")
+
+    def take_token(self, client: str) -> None:
+        """One create for ``client``, or 429 when it created too many too fast."""
+        now = time.monotonic()
+        tokens, when = self.buckets.get(client, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - when) * self.rate)
+        if tokens < 1.0:
+            wait = (1.0 - tokens) / self.rate if self.rate > 0 else 60.0
+            raise HTTPException(429, f"too many new games from this client; try again in {wait:.0f} s")
+        self.buckets[client] = (tokens - 1.0, now)
+        if len(self.buckets) > 10 * self.max_games:  # forget the clients that are full again
+            self.buckets = {
+                c: (t, w) for c, (t, w) in self.buckets.items() if now - w < self.burst / max(self.rate, 1e-9)
+            }
+
+    def build(self, options: dict) -> Game:
+        """A new game from the request's options (checked by ``check_options``)."""
+        opponent = options.get("opponent", "bot")
+        agent = self.bot if opponent == "bot" else make_agent(opponent, seed=secrets.randbits(64))
+        return Game(
+            agent,
+            options.get("rules", "standard"),
+            options.get("mode", "match"),
+            options.get("seed"),
+            options.get("seat", 0),
+        )
+
+    def add(self, game: Game) -> str:
+        gid = secrets.token_urlsafe(9)
+        self.games[gid] = (game, asyncio.Lock(), time.monotonic())
+        return gid
+
+    def get(self, gid: str, moved: bool = False) -> tuple[Game, asyncio.Lock]:
+        """The game ``gid``, or 404; ``moved`` marks it used now (a move, not a read)."""
+        self.expire()
+        if gid not in self.games:
+            raise HTTPException(404, f"no game {gid!r} (it may have expired)")
+        game, lock, used = self.games[gid]
+        if moved:
+            self.games[gid] = (game, lock, time.monotonic())
+        return game, lock
+
+
+def check_options(options: dict, allow_seed: bool) -> dict:
+    """The create body checked key by key, type first: 400 naming the key and what is
+    valid. Nothing is built before every key passed."""
+    unknown = sorted(set(options) - set(GAME_KEYS))
+    if unknown:
+        raise HTTPException(400, f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(GAME_KEYS))}")
+    for key, kind in GAME_KEYS.items():
+        value = options.get(key)
+        if key in options and (isinstance(value, bool) or not isinstance(value, kind)):
+            raise HTTPException(400, f"{key} must be a JSON {'integer' if kind is int else 'string'}, got {value!r}")
+    valid = {
+        "opponent": ("bot", *BASELINES),
+        "rules": tuple(PRESETS),
+        "mode": ("hand", "match"),
+        "seat": (0, 1),
+    }
+    for key, choices in valid.items():
+        if key in options and options[key] not in choices:
+            raise HTTPException(400, f"{key} must be one of {', '.join(map(str, choices))}; got {options[key]!r}")
+    if "seed" in options:
+        if not allow_seed:
+            raise HTTPException(
+                400, "seed is refused: a seed is the whole deal; start the server with --allow-seed to choose deals"
+            )
+        if not 0 <= options["seed"] < 1 << 128:
+            raise HTTPException(400, f"seed must be an integer from 0 to 2**128 - 1, got {options['seed']}")
+    return options
+
+
+def json_depth(body: bytes) -> int:
+    """How deeply the arrays and objects of a JSON text nest (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in body.decode("utf-8", errors="replace"):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+async def read_json(request: Request, required: bool):
+    """The request's JSON body (a mapping), at most ``MAX_BODY`` bytes and ``MAX_DEPTH``
+    levels deep."""
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        raise HTTPException(413, f"the body may hold at most {MAX_BODY} bytes")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise HTTPException(413, f"the body may hold at most {MAX_BODY} bytes")
+    if not body.strip():
+        if required:
+            raise HTTPException(400, 'the body must be JSON, e.g. {"action": 104}')
+        return {}
+    if json_depth(body) > MAX_DEPTH:
+        raise HTTPException(400, f"the body nests deeper than {MAX_DEPTH} levels; the API takes flat JSON objects")
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as e:
+        raise HTTPException(400, f"the body is not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise HTTPException(400, f"the body must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def make_app(
+    bot,
+    max_games: int = 1000,
+    idle_seconds: float = 1800.0,
+    *,
+    allow_seed: bool = False,
+    creates_per_minute: float = 30.0,
+) -> Starlette:
+    games = Games(bot, max_games, idle_seconds, allow_seed=allow_seed, creates_per_minute=creates_per_minute)
+
+    async def create(request: Request):
+        options = check_options(await read_json(request, required=False), games.allow_seed)
+        games.check_room()
+        games.take_token(request.client.host if request.client else "?")
+        try:
+            game = await run_in_threadpool(games.build, options)
+            state = game.view()
+        except ValueError as e:  # nothing was stored
+            raise HTTPException(400, str(e)) from None
+        games.check_room()
+        gid = games.add(game)
+        return JSONResponse({"id": gid, "state": state}, status_code=201)
+
+    async def show(request: Request):
+        gid = request.path_params["gid"]
+        game, _ = games.get(gid)
+        return JSONResponse({"id": gid, "state": game.view()})
+
+    async def act(request: Request):
+        gid = request.path_params["gid"]
+        game, lock = games.get(gid)
+        data = await read_json(request, required=True)
+        if set(data) != {"action"}:
+            raise HTTPException(400, 'the body must be {"action": <action id>}')
+        async with lock:  # one move at a time per game
+            try:
+                bot_moves = await run_in_threadpool(game.play, data["action"])
+            except ValueError as e:
+                return JSONResponse({"error": str(e), "legal_actions": game.legal_actions()}, status_code=422)
+            games.get(gid, moved=True)
+            return JSONResponse({"id": gid, "state": game.view(), "bot_moves": bot_moves})
+
+    async def tip(request: Request):
+        game, lock = games.get(request.path_params["gid"])
+        if games.hinter is None:
+            raise HTTPException(404, "no trained policy at hand for hints")
+        async with lock:
+            return JSONResponse({"hint": await run_in_threadpool(hint, game, games.hinter)})
+
+    async def error(request: Request, exc: HTTPException):
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+
+    async def page(request: Request):
+        return FileResponse(WEB / "index.html")
+
+    routes = [
+        Route("/", page),
+        Route("/api/games", create, methods=["POST"]),
+        Route("/api/games/{gid}", show, methods=["GET"]),
+        Route("/api/games/{gid}/actions", act, methods=["POST"]),
+        Route("/api/games/{gid}/hint", tip, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=WEB), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error})
+    app.state.games = games
+    return app
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m agents.serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--opponent", default=str(SHIPPED), help="the bot: a baseline name or a checkpoint")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--max-games", type=int, default=1000, help="games held at once")
+    p.add_argument("--idle-minutes", type=float, default=30.0, help="a game with no move for this long expires")
+    p.add_argument(
+        "--creates-per-minute", type=float, default=30.0, help="new games one client may start a minute (burst 10)"
+    )
+    p.add_argument(
+        "--allow-seed",
+        action="store_true",
+        help="let clients choose a game's seed (the whole deal: for tests and practice, never for real play)",
+    )
+    p.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="threads each bot move may use (1: concurrent games share the cores best)",
+    )
+    args = p.parse_args(argv)
+    if (
+        args.max_games < 1
+        or not 0 < args.idle_minutes < 1e6
+        or not 0 <= args.port < 65536
+        or not 0 < args.creates_per_minute < 1e9
+    ):
+        p.error("--max-games must be >= 1, --idle-minutes and --creates-per-minute > 0, and --port 0..65535")
+    if args.torch_threads < 1:
+        p.error("--torch-threads must be >= 1")
+    try:
+        bot = make_agent(args.opponent)
+    except (ValueError, ImportError) as e:
+        p.error(str(e))
+    import uvicorn
+
+    if hasattr(bot, "probabilities"):  # a trained policy: torch is loaded anyway
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+
+    print(f"playing {getattr(bot, 'name', args.opponent)} at http://{args.host}:{args.port}/", flush=True)
+    uvicorn.run(
+        make_app(
+            bot,
+            args.max_games,
+            args.idle_minutes * 60,
+            allow_seed=args.allow_seed,
+            creates_per_minute=args.creates_per_minute,
+        ),
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,223 @@
+"""A training run's state and bookkeeping, apart from the algorithm: ``Run`` (everything
+one run holds), planning and building it (fresh or resumed), its outputs checked before
+any work, TensorBoard, checkpoints, and the signals that stop it cleanly. ``train.py``
+reads as the algorithm over these parts."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.training import opponents as O
+from agents.training import ppo, warmstart
+from agents.training.checkpoint import (
+    CheckpointError,
+    read_training_meta,
+    resolve_checkpoint,
+    restore_training,
+    save_training,
+)
+from agents.training.config import Config, from_saved, make_config
+from agents.training.network import ActorCritic
+from ginenv import VectorEnv
+from ginenv.rules import Rules
+
+
+def resumed_config(resume, given: Config, overrides=()) -> tuple[Path, Config]:
+    """The step directory to resume from and the config saved with it, with the keys
+    ``overrides`` (and where logs and checkpoints go, and the device) taken from
+    ``given``. The thread count is the saved one unless ``overrides`` names it: a run
+    resumed with other threads would not equal the uninterrupted run."""
+    step_dir = resolve_checkpoint(resume)
+    try:
+        saved = from_saved(read_training_meta(step_dir)["config"])
+        for key in ("log_dir", "checkpoint_dir", "device", *overrides):
+            saved[key] = getattr(given, key)
+        return step_dir, Config(**saved)
+    except (TypeError, ValueError) as e:
+        if isinstance(e, CheckpointError):
+            raise
+        raise CheckpointError(
+            f"the config saved in {step_dir / 'trainer.json'} is not one this version runs: {e}"
+        ) from None
+
+
+class StopSignal:
+    """Catches SIGINT and SIGTERM (in the main thread) until ``restore``, so that the
+    run can checkpoint before it stops, in any phase; a second signal stops at once."""
+
+    def __init__(self):
+        self.signum = None
+        self.previous = {}
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {s: signal.signal(s, self._catch) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def _catch(self, signum, frame):
+        if self.signum is not None:  # asked twice: stop now
+            self.restore()
+            signal.raise_signal(signum)
+        self.signum = signum
+        name = signal.Signals(signum).name
+        say(f"\n{name}: stopping at the end of this update or imitation chunk (again to stop at once)")
+
+    def is_set(self) -> bool:
+        return self.signum is not None
+
+    def restore(self) -> None:
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+        self.previous = {}
+
+
+def say(*parts) -> None:
+    """Print a line; a closed stdout (``| tee log`` ended by the same Ctrl-C) does not
+    stop the run: the rest is not printed."""
+    try:
+        print(*parts, flush=True)
+    except (BrokenPipeError, OSError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+
+
+@dataclass
+class Run:
+    """Everything one training run holds: what the parts below read and change."""
+
+    c: Config
+    run_dir: Path
+    rules: Rules
+    device: torch.device
+    rng: np.random.Generator
+    env: VectorEnv
+    model: ActorCritic
+    optimizer: torch.optim.Optimizer
+    clip_groups: list
+    opponents: O.Opponents
+    writer: object = None
+    say: object = say
+    progress: dict = field(default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0})
+    last_eval: dict = field(default_factory=dict)
+
+
+def plan_run(config, resume, resume_overrides, overrides) -> tuple[Config, Path | None, Path]:
+    """The config (a resumed run's own, but for the keys given again), the step to
+    resume from, and the run's directory."""
+    c = config or make_config(overrides)
+    step_dir = None
+    if resume is not None:
+        step_dir, c = resumed_config(resume, c, resume_overrides)
+    if not c.run_name:
+        c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
+    run_dir = Path(c.checkpoint_dir) / c.run_name
+    if step_dir is not None and "checkpoint_dir" not in resume_overrides:
+        run_dir = step_dir.parent  # a resumed run continues in its own directory
+    return c, step_dir, run_dir
+
+
+def check_writable(directory: Path, what: str) -> None:
+    """Create ``directory`` and write a file there, or ``ValueError`` naming it: found
+    before any training, not at the first checkpoint."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write_test_{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"{what} {directory} is not writable: {e.strerror or e}") from None
+
+
+def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> tuple[Run, tuple | None]:
+    """Seeding, the envs, the agent, its optimizer and the opponents; restored from
+    ``step_dir`` when resuming. Returns the run and a saved unfinished imitation."""
+    torch.set_num_threads(c.torch_threads)
+    device = torch.device(c.device)
+    torch.manual_seed(c.seed)
+    rng = np.random.default_rng(c.seed)
+    rules = Rules.preset(c.rules)
+    env = VectorEnv(
+        c.num_envs, rules, seed=c.seed, mode=c.mode, reward_scale=c.reward_scale, match_win_reward=c.match_win_reward
+    )
+    model = ActorCritic(c.network_spec()).to(device)
+    if c.init_from and step_dir is None:
+        warmstart.load_initial_weights(model, c.init_from, quiet)
+    optimizer, clip_groups = ppo.make_optimizer(model, c)
+    run = Run(c, run_dir, rules, device, rng, env, model, optimizer, clip_groups, O.make_opponents(c, rng))
+    run.say = (lambda *a: None) if quiet else say
+    if step_dir is None:
+        return run, None
+    saved = restore_training(
+        step_dir,
+        model,
+        optimizer=optimizer,
+        env=env,
+        opponents=run.opponents,
+        rng=rng,
+        device=device,
+        new_model=lambda: ActorCritic(c.network_spec()).to(device),
+    )
+    run.last_eval = saved.pop("last_eval")
+    imitation = saved.pop("imitation")
+    run.progress.update(saved)
+    return run, imitation
+
+
+def open_logs(run: Run, fresh: bool) -> None:
+    from torch.utils.tensorboard import SummaryWriter
+
+    c = run.c
+    run.writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
+    if fresh:
+        table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
+        run.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
+    run.say(f"run {c.run_name}: TensorBoard logs in {Path(c.log_dir) / c.run_name}, checkpoints in {run.run_dir}")
+
+
+def log_eval(run: Run, ev: dict) -> str:
+    """Record an evaluation (TensorBoard, the next checkpoint); returns its summary."""
+    p = run.progress
+    run.last_eval = {"update": p["update"], "decisions": p["decisions"], **ev}
+    for name, e in ev.items():
+        run.writer.add_scalar(f"eval/{name}_win_rate", e["win_rate"], p["decisions"])
+        run.writer.add_scalar(f"eval/{name}_win_rate_ci_low", e["ci95"][0], p["decisions"])
+        run.writer.add_scalar(f"eval/{name}_win_rate_ci_high", e["ci95"][1], p["decisions"])
+        run.writer.add_scalar(f"eval/{name}_points_per_hand", e["points_per_hand"], p["decisions"])
+    return "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items())
+
+
+def checkpoint(run: Run, imitation=None) -> Path:
+    """Save the run at ``progress["update"]`` (with an unfinished imitation, if any)."""
+    c = run.c
+    meta = {
+        "network": c.network_spec().to_dict(),
+        "rules": run.rules.to_dict(),
+        "config": dataclasses.asdict(c),
+        "update": run.progress["update"],
+        "decisions": run.progress["decisions"],
+        "evaluation": run.last_eval,
+    }
+    return save_training(
+        run.run_dir,
+        run.model,
+        meta,
+        optimizer=run.optimizer,
+        env_state=run.env.state,
+        opponents=run.opponents,
+        rng=run.rng,
+        progress=run.progress,
+        config=dataclasses.asdict(c),
+        device=run.device,
+        imitation=None if imitation is None or imitation.done else imitation,
+    )
+
+
+def stopped(run: Run, path: Path, why: str) -> Path:
+    say(f"stopping {why}, at update {run.progress['update']}: checkpoint {path}; continue with --resume {run.run_dir}")
+    return path
