@@ -39,6 +39,7 @@ by searching a 64-bit space (``agents``' games against a person use such seeds).
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -432,6 +433,8 @@ def legal_action_mask(s: State) -> np.ndarray:
 
 
 def _update_legal(s: State) -> None:
+    if _compiled is not None:
+        return _compiled_legal(s)
     b = s.batch_size
     mask = np.zeros((b, A.NUM_ACTIONS), bool)
     phase = s.phase
@@ -642,6 +645,12 @@ def step(s: State, actions) -> State:
     take any action (it is ignored) unless ``auto_reset`` dealt them anew; a game given
     ``SKIP`` (-1) is left as it is, so a caller can move some games and not others (the
     step's events then describe the games that moved)."""
+    if _compiled is not None:
+        return _compiled_step(s, actions)
+    return _numpy_step(s, actions)
+
+
+def _numpy_step(s: State, actions) -> State:
     a = _check_actions(s, actions)
     a[(s.phase == DONE) | (a == SKIP)] = A.NUM_ACTIONS  # finished or skipped games: match no action below
     s.hand_ended[:] = False
@@ -827,3 +836,118 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
             new = w
         s.dealer[nxt] = np.where(w >= 0, new, dealer)  # no winner: the same dealer again
         _deal(s, nxt)
+
+
+# ------------------------------------------------------------------- the engines
+#: The engines: ``numba`` (``ginenv.compiled``: each game's step compiled) where numba is
+#: installed, else ``numpy`` (the batched reference above). ``GINENV_ENGINE=numpy``
+#: keeps the numpy engine; ``set_engine`` switches (tests, benches). Both give the same
+#: games bit for bit.
+ENGINES = ("numba", "numpy")
+_compiled = None
+
+
+def engine() -> str:
+    """The engine in use: ``"numba"`` or ``"numpy"``."""
+    return "numpy" if _compiled is None else "numba"
+
+
+def set_engine(name: str) -> str:
+    """Use the engine ``name`` (``numba`` or ``numpy``) from now on; returns the one it
+    replaces. ``ValueError`` for another name, or ``numba`` when numba is missing."""
+    global _compiled
+    if name not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {name!r}")
+    before = engine()
+    if name == "numpy":
+        _compiled = None
+    else:
+        try:
+            from ginenv import compiled
+        except ImportError as e:
+            raise ValueError(f"the numba engine needs numba (pip install numba): {e}") from None
+        assert (compiled.OFFER, compiled.DISCARD, compiled.DONE, compiled.SKIP) == (OFFER, DISCARD, DONE, SKIP)
+        _compiled = compiled
+    return before
+
+
+def _compiled_legal(s: State) -> None:
+    legal = np.zeros((s.batch_size, A.NUM_ACTIONS), bool)
+    _compiled.legal_mask(s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
+    legal.flags.writeable = False
+    s._legal = legal
+
+
+def _compiled_step(s: State, actions) -> State:
+    """``step`` on the compiled engine: the moves that do not end a hand in compiled code,
+    the rest (knocks, big gin, discards that end a hand, the next deal) by the numpy
+    engine's functions on just those games."""
+    C = _compiled
+    a = actions
+    if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != (s.batch_size,):
+        a = np.asarray(actions)
+        if a.shape != (s.batch_size,) or not np.issubdtype(a.dtype, np.integer):
+            _check_actions(s, actions)  # raises, naming the problem
+        a = a.astype(np.int64)
+    status = np.empty(s.batch_size, np.int8)
+    legal = np.zeros((s.batch_size, A.NUM_ACTIONS), bool)
+    left = C.step(
+        a,
+        status,
+        legal,
+        s._hands,
+        s._deck,
+        s.stock_pos,
+        s.pile,
+        s.pile_size,
+        s.pile_mask,
+        s.took,
+        s.discarded,
+        s.passed,
+        s.taken,
+        s.knock_card,
+        s.phase,
+        s.current,
+        s.dealer,
+        s.turn,
+        s.knock_limit,
+        s._after_discard,
+        s._big_gin_ok,
+        s._deadwood,
+        s.hand_ended,
+        s.game_ended,
+        s.game_truncated,
+        s.hand_points,
+        s.bonus_points,
+        s._legal,
+        s.rules.max_turns,
+        s.rules.big_gin,
+    )
+    if left < 0:
+        _check_actions(s, actions)  # raises the same message as the numpy engine
+    if left:
+        idx = np.flatnonzero(status == C.NUMPY)
+        player = s.current.astype(np.int64)
+        act = a[idx]
+        _discard(s, idx[act < A.KNOCK], a, player)
+        _knock(s, idx[(act >= A.KNOCK) & (act < A.DRAW_STOCK)], a, player, big=False)
+        _knock(s, idx[act == A.BIG_GIN], a, player, big=True)
+        if s.auto_reset:
+            over = np.flatnonzero(s.game_ended)
+            if over.size:
+                s.game_no[over] += 1
+                _new_games(s, over)
+        legal[:] = False
+        C.legal_mask(s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
+    legal.flags.writeable = False
+    s._legal = legal
+    return s
+
+
+_wanted = os.environ.get("GINENV_ENGINE", "numba")
+if _wanted not in ENGINES:
+    raise ValueError(f"GINENV_ENGINE must be one of {', '.join(ENGINES)}; got {_wanted!r}")
+try:
+    set_engine(_wanted)
+except ValueError:  # numba is not installed: the numpy engine
+    _compiled = None

@@ -147,6 +147,8 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
         out = np.empty((b, n_planes * NUM_CARDS + NUM_SCALARS), np.float32)
     elif out.shape != (b, n_planes * NUM_CARDS + NUM_SCALARS) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape {(b, n_planes * NUM_CARDS + NUM_SCALARS)}")
+    if core._compiled is not None:
+        return _observe_compiled(s, np.ascontiguousarray(me), bool(perfect_information), out)
     # The 0/1 planes are built as bytes, then cast to float32 in one contiguous pass.
     planes = np.zeros((b, n_planes, NUM_CARDS), bool)
     own = s._hands[rows, me]
@@ -205,4 +207,44 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     x[:, _COL["turn"]] = s.turn / rules.max_turns
     x[:, _COL["on_move"]] = (s.current == me) & (s.phase != core.DONE)
     x[:, _COL["take_best_deadwood"]] = take_best
+    return out
+
+
+_SCALES = np.array(
+    [SCALAR_SCALES[k] for k in ("stock_size", "own_deadwood", "target", "knock_limit", "gin_bonus", "undercut_bonus")]
+    + [SCALAR_SCALES["take_best_deadwood"]]
+)
+
+
+def _observe_compiled(s: core.State, me: np.ndarray, perfect: bool, out: np.ndarray) -> np.ndarray:
+    r = s.rules
+    core._compiled.observe(
+        out,
+        me,
+        perfect,
+        s._hands,
+        s.pile,
+        s.pile_size,
+        s.pile_mask,
+        s.took,
+        s.discarded,
+        s.passed,
+        s.taken,
+        s.phase,
+        s.current,
+        s.dealer,
+        s.turn,
+        s.knock_limit,
+        s._after_discard,
+        s._big_gin_ok,
+        s._deadwood,
+        s.scores,
+        s.stock_pos,
+        r.target,
+        r.gin_bonus,
+        r.undercut_bonus,
+        r.big_gin,
+        r.max_turns,
+        _SCALES,
+    )
     return out

@@ -1,0 +1,444 @@
+"""The compiled engine: the per-game work of ``ginenv.core`` as numba functions, one
+game's step a compiled function and the batch a compiled loop over games.
+
+``core`` chooses it once at import when numba is there (``GINENV_ENGINE=numpy`` keeps
+the numpy engine; ``core.set_engine`` switches, for tests and benches). Both engines
+update the same ``State`` arrays and agree bit for bit on every field, mask and
+observation (the differential tests play them side by side).
+
+What is compiled: the meld maths of one hand (the knock test: the deadwood after each
+discard, with every set option), draws, the upcard offer, discards, the legal mask, and
+the observation planes and scalars. What stays numpy, on the few games that need it in
+a step: a knock or big gin (the scoring with lay-offs, ``ginenv.scoring``), a discard
+that ends a hand (dead or truncated), the end of a match and the next deal. Those happen
+once a hand, so a batch-1 game spends almost every step in compiled code.
+
+Every function is compiled once and cached on disk (``cache=True``): the first import
+in a fresh install compiles (a few seconds), later processes load the cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ginenv import actions as A
+from ginenv.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
+from ginenv.melds import DISCARD_DELTA, NOT_IN_HAND, SUIT_DEADWOOD
+
+# Phases (core's), repeated as plain ints for the compiled code; core asserts they agree.
+OFFER, FORCED_DRAW, DRAW, DISCARD, DONE = 0, 1, 2, 3, 4
+DEAD_STOCK = 2
+SKIP = -1
+_DISCARD, _KNOCK, _DRAW, _TAKE, _PASS, _BIG_GIN, _N = (
+    A.DISCARD,
+    A.KNOCK,
+    A.DRAW_STOCK,
+    A.TAKE_DISCARD,
+    A.PASS,
+    A.BIG_GIN,
+    A.NUM_ACTIONS,
+)
+_DW = SUIT_DEADWOOD.astype(np.int64)
+_DELTA = DISCARD_DELTA.astype(np.int64)
+_VALUES = CARD_VALUES.astype(np.int64)
+_NOT = int(NOT_IN_HAND)
+
+# Status of a game after the compiled step: moved, untouched (skipped or finished), or
+# left for the numpy engine (a knock, big gin, or a discard that ends the hand).
+MOVED, UNTOUCHED, NUMPY = 0, 1, 2
+
+
+# ------------------------------------------------------------------ meld maths
+@njit(cache=True)
+def _suit_masks(hand, masks):
+    for s in range(NUM_SUITS):
+        m = 0
+        for r in range(NUM_RANKS):
+            if hand[s * NUM_RANKS + r]:
+                m |= 1 << r
+        masks[s] = m
+
+
+@njit(cache=True)
+def _options(masks, opts):
+    """Fill ``opts`` (k, 4) with the run masks of every set option of the hand (no set
+    first); returns k. A rank held three times: no set or the set; four times: no set,
+    all four, or the three that spare one suit (as ``melds.set_options``)."""
+    ab = masks[0] & masks[1]
+    cd = masks[2] & masks[3]
+    three = (ab & (masks[2] | masks[3])) | (cd & (masks[0] | masks[1]))
+    four = ab & cd
+    ranks = np.empty(NUM_RANKS, np.int64)
+    radix = np.empty(NUM_RANKS, np.int64)
+    k = 0
+    for r in range(NUM_RANKS):
+        if (three >> r) & 1:
+            ranks[k] = r
+            radix[k] = 6 if (four >> r) & 1 else 2
+            k += 1
+    total = 1
+    for i in range(k):
+        total *= radix[i]
+    for o in range(total):
+        set_ranks = 0
+        spared = np.zeros(NUM_SUITS, np.int64)
+        x = o
+        for i in range(k):
+            d = x % radix[i]
+            x //= radix[i]
+            bit = 1 << ranks[i]
+            if d >= 1:
+                set_ranks |= bit
+            if d >= 2:
+                spared[d - 2] |= bit
+        for s in range(NUM_SUITS):
+            opts[o, s] = masks[s] & ~(set_ranks & ~spared[s])
+    return total
+
+
+@njit(cache=True)
+def _has_set_rank(masks) -> bool:
+    ab = masks[0] & masks[1]
+    cd = masks[2] & masks[3]
+    return ((ab & (masks[2] | masks[3])) | (cd & (masks[0] | masks[1]))) != 0
+
+
+@njit(cache=True)
+def _options_of(masks):
+    """The set options of a hand: ``(opts, k)``; a hand with no rank held three times has
+    one, its own masks (no allocation beyond the small array)."""
+    if not _has_set_rank(masks):
+        opts = np.empty((1, NUM_SUITS), np.int64)
+        for s in range(NUM_SUITS):
+            opts[0, s] = masks[s]
+        return opts, 1
+    opts = np.empty((1296, NUM_SUITS), np.int64)  # 6**4: four ranks held four times
+    return opts, _options(masks, opts)
+
+
+@njit(cache=True)
+def hand_deadwood(hand) -> int:
+    """The least deadwood of one boolean hand (52,)."""
+    masks = np.empty(NUM_SUITS, np.int64)
+    _suit_masks(hand, masks)
+    opts, k = _options_of(masks)
+    best = 1 << 30
+    for o in range(k):
+        d = _DW[opts[o, 0]] + _DW[opts[o, 1]] + _DW[opts[o, 2]] + _DW[opts[o, 3]]
+        if d < best:
+            best = d
+    return best
+
+
+@njit(cache=True)
+def after_discard(hand, out):
+    """``out`` (52,) uint8: the least deadwood of the hand without each card it holds
+    (``NOT_IN_HAND`` for the others), as ``melds.deadwood_after_discard``."""
+    masks = np.empty(NUM_SUITS, np.int64)
+    _suit_masks(hand, masks)
+    opts, k = _options_of(masks)
+    for c in range(NUM_CARDS):
+        out[c] = _NOT
+    for o in range(k):
+        base = _DW[opts[o, 0]] + _DW[opts[o, 1]] + _DW[opts[o, 2]] + _DW[opts[o, 3]]
+        for s in range(NUM_SUITS):
+            m = opts[o, s]
+            x = m
+            while x:  # the cards of the option's run masks; a set card is not one
+                low = x & -x
+                r = 0
+                while (low >> r) != 1:
+                    r += 1
+                x ^= low
+                v = (base + _DELTA[m, r]) & 255
+                c = s * NUM_RANKS + r
+                if v < out[c]:
+                    out[c] = v
+
+
+# ------------------------------------------------------------------ the legal mask
+@njit(cache=True)
+def _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
+    """Game g's legal actions into ``legal[g]``, which holds all False."""
+    ph = phase[g]
+    if ph == OFFER:
+        legal[g, _TAKE] = True
+        legal[g, _PASS] = True
+    elif ph == FORCED_DRAW:
+        legal[g, _DRAW] = True
+    elif ph == DRAW:
+        legal[g, _DRAW] = True
+        legal[g, _TAKE] = True
+    elif ph == DISCARD:
+        p = current[g]
+        t = taken[g]
+        for c in range(NUM_CARDS):
+            if hands[g, p, c] and c != t:
+                legal[g, _DISCARD + c] = True
+                if after[g, c] <= knock_limit[g]:
+                    legal[g, _KNOCK + c] = True
+        legal[g, _BIG_GIN] = big_gin_ok[g]
+
+
+@njit(cache=True)
+def legal_mask(phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
+    """Every game's legal actions into ``legal`` (B, 108), which holds all False."""
+    for g in range(len(phase)):
+        _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
+
+
+# ------------------------------------------------------------------------ the step
+@njit(cache=True)
+def check(actions, phase, legal):
+    """-1 if every game's action is legal (or SKIP, or the game is finished), else the
+    first game whose action is not (nothing is changed)."""
+    for g in range(len(actions)):
+        a = actions[g]
+        if a == SKIP or phase[g] == DONE:
+            if a < SKIP or a >= _N:
+                return g
+            continue
+        if a < 0 or a >= _N or not legal[g, a]:
+            return g
+    return -1
+
+
+@njit(cache=True)
+def _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule):
+    """After a draw: the mover's knock test and, where allowed, big gin."""
+    after_discard(hands[g, p], after[g])
+    big_gin_ok[g] = False
+    if big_gin_rule:
+        least = _NOT
+        for c in range(NUM_CARDS):
+            if after[g, c] < least:
+                least = after[g, c]
+        if least == 0:
+            big_gin_ok[g] = hand_deadwood(hands[g, p]) == 0
+
+
+@njit(cache=True)
+def step(
+    actions,
+    status,
+    legal,
+    hands,
+    deck,
+    stock_pos,
+    pile,
+    pile_size,
+    pile_mask,
+    took,
+    discarded,
+    passed,
+    taken,
+    knock_card,
+    phase,
+    current,
+    dealer,
+    turn,
+    knock_limit,
+    after,
+    big_gin_ok,
+    deadwood,
+    hand_ended,
+    game_ended,
+    game_truncated,
+    hand_points,
+    bonus_points,
+    legal_before,
+    max_turns,
+    big_gin_rule,
+):
+    """One action per game, in place, for the moves that do not end a hand; sets
+    ``status[g]`` (MOVED, UNTOUCHED or NUMPY: left for ``core``'s numpy step) and the new
+    legal mask of every game not left for numpy into ``legal`` (all False on entry).
+    Returns how many games were left for numpy, or ``-1 - g`` for the first game g whose
+    action is not legal (then nothing is changed)."""
+    bad = check(actions, phase, legal_before)
+    if bad >= 0:
+        return -1 - bad
+    left = 0
+    for g in range(len(actions)):
+        hand_ended[g] = False
+        game_ended[g] = False
+        game_truncated[g] = False
+        hand_points[g, 0] = 0
+        hand_points[g, 1] = 0
+        bonus_points[g, 0] = 0
+        bonus_points[g, 1] = 0
+        a = actions[g]
+        if a == SKIP or phase[g] == DONE:
+            status[g] = UNTOUCHED
+            continue
+        p = current[g]
+        if a == _DRAW or a == _TAKE:
+            if a == _DRAW:
+                card = deck[g, stock_pos[g]]
+                stock_pos[g] += 1
+                taken[g] = -1
+            else:
+                top = pile_size[g] - 1
+                card = pile[g, top]
+                pile[g, top] = -1
+                pile_size[g] -= 1
+                pile_mask[g, card] = False
+                took[g, p, card] = True
+                taken[g] = card
+            hands[g, p, card] = True
+            turn[g] += 1
+            phase[g] = DISCARD
+            _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule)
+            status[g] = MOVED
+        elif a == _PASS:
+            upcard = pile[g, 0]
+            passed[g, p, upcard] = True
+            if p != dealer[g]:  # the non-dealer passed: the dealer is offered the upcard
+                current[g] = dealer[g]
+                phase[g] = OFFER
+            else:
+                current[g] = 1 - dealer[g]
+                phase[g] = FORCED_DRAW
+            status[g] = MOVED
+        elif a < _KNOCK:
+            dead = stock_pos[g] >= NUM_CARDS - DEAD_STOCK
+            if dead or turn[g] >= max_turns:  # the hand ends: scored by numpy
+                status[g] = NUMPY
+                left += 1
+                continue
+            card = a - _DISCARD
+            hands[g, p, card] = False
+            deadwood[g, p] = after[g, card]
+            for c in range(NUM_CARDS):
+                after[g, c] = _NOT
+            pile[g, pile_size[g]] = card
+            pile_mask[g, card] = True
+            pile_size[g] += 1
+            taken[g] = -1
+            big_gin_ok[g] = False
+            discarded[g, p, card] = True
+            knock_card[g] = -1
+            current[g] = 1 - p
+            phase[g] = DRAW
+            status[g] = MOVED
+        else:  # a knock or big gin: scored by numpy
+            status[g] = NUMPY
+            left += 1
+    for g in range(len(actions)):
+        if status[g] != NUMPY:
+            _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
+    return left
+
+
+# ------------------------------------------------------------------ observations
+@njit(cache=True)
+def observe(
+    out,
+    me_of,
+    perfect,
+    hands,
+    pile,
+    pile_size,
+    pile_mask,
+    took,
+    discarded,
+    passed,
+    taken,
+    phase,
+    current,
+    dealer,
+    turn,
+    knock_limit,
+    after,
+    big_gin_ok,
+    deadwood,
+    scores,
+    stock_pos,
+    target,
+    gin_bonus,
+    undercut_bonus,
+    big_gin_rule,
+    max_turns,
+    scales,
+):
+    """``observation.observe`` for every game: ``out`` (B, size) float32 filled.
+    ``scales``: stock, deadwood, target, knock limit, gin bonus, undercut bonus, take best."""
+    n_planes = 9 + perfect
+    look = np.empty(NUM_CARDS, np.uint8)
+    with_top = np.empty(NUM_CARDS, np.bool_)
+    f100 = np.float32(1 / 100)  # as observation's np.float32(1 / DEADWOOD_SCALE)
+    for g in range(out.shape[0]):
+        me = me_of[g]
+        opp = 1 - me
+        row = out[g]
+        for i in range(n_planes * NUM_CARDS):
+            row[i] = 0.0
+        size = pile_size[g]
+        top = pile[g, size - 1] if size > 0 else -1
+        for c in range(NUM_CARDS):
+            own = hands[g, me, c]
+            opp_known = took[g, opp, c] and hands[g, opp, c]
+            if own:
+                row[c] = 1.0
+            if pile_mask[g, c] and c != top:
+                row[2 * NUM_CARDS + c] = 1.0
+            if opp_known:
+                row[3 * NUM_CARDS + c] = 1.0
+            if discarded[g, opp, c] or passed[g, opp, c]:
+                row[4 * NUM_CARDS + c] = 1.0
+            if not (own or pile_mask[g, c] or opp_known):
+                row[5 * NUM_CARDS + c] = 1.0
+            if discarded[g, me, c]:
+                row[8 * NUM_CARDS + c] = 1.0
+            if perfect and hands[g, opp, c]:
+                row[9 * NUM_CARDS + c] = 1.0
+        if top >= 0:
+            row[NUM_CARDS + top] = 1.0
+        on_move = current[g] == me
+        mine_to_move = on_move and phase[g] == DISCARD
+        if mine_to_move and taken[g] >= 0:
+            row[6 * NUM_CARDS + taken[g]] = 1.0
+        own_dead = np.float32(deadwood[g, me])
+        take_best = np.float32(0.0)
+        if mine_to_move:
+            least = _NOT
+            for c in range(NUM_CARDS):
+                v = after[g, c]
+                if v < _NOT:
+                    row[7 * NUM_CARDS + c] = np.float32(v) * f100
+                if v < least:
+                    least = v
+            own_dead = np.float32(least)
+        elif on_move and (phase[g] == DRAW or phase[g] == OFFER) and size > 0:
+            for c in range(NUM_CARDS):
+                with_top[c] = hands[g, me, c]
+            with_top[top] = True
+            after_discard(with_top, look)
+            look[top] = _NOT  # a card taken stays this turn
+            least = _NOT
+            for c in range(NUM_CARDS):
+                v = look[c]
+                if v < _NOT:
+                    row[7 * NUM_CARDS + c] = np.float32(v) * f100
+                if v < least:
+                    least = v
+            take_best = np.float32(least / scales[6])
+        x = n_planes * NUM_CARDS
+        for k in range(5):
+            row[x + k] = 0.0
+        row[x + phase[g]] = 1.0
+        row[x + 5] = (NUM_CARDS - stock_pos[g]) / scales[0]
+        row[x + 6] = 1.0 if dealer[g] == me else 0.0
+        row[x + 7] = own_dead / np.float32(scales[1])
+        row[x + 8] = scores[g, me] / target
+        row[x + 9] = scores[g, opp] / target
+        row[x + 10] = target / scales[2]
+        row[x + 11] = knock_limit[g] / scales[3]
+        row[x + 12] = gin_bonus / scales[4]
+        row[x + 13] = undercut_bonus / scales[5]
+        row[x + 14] = 1.0 if big_gin_rule else 0.0
+        row[x + 15] = 1.0 if (big_gin_ok[g] and mine_to_move) else 0.0
+        row[x + 16] = turn[g] / max_turns
+        row[x + 17] = 1.0 if (on_move and phase[g] != DONE) else 0.0
+        row[x + 18] = take_best
