@@ -39,8 +39,9 @@ _DISCARD, _KNOCK, _DRAW, _TAKE, _PASS, _BIG_GIN, _N = (
     A.BIG_GIN,
     A.NUM_ACTIONS,
 )
-_DW = SUIT_DEADWOOD.astype(np.int64)
-_DELTA = DISCARD_DELTA.astype(np.int64)
+# Small tables stay in cache (the uint8 deltas are 106 KB, the int64 ones 852 KB).
+_DW = SUIT_DEADWOOD.astype(np.int16)
+_DELTA = DISCARD_DELTA.astype(np.uint8)
 _VALUES = CARD_VALUES.astype(np.int64)
 _NOT = int(NOT_IN_HAND)
 
@@ -51,110 +52,132 @@ MOVED, UNTOUCHED, NUMPY = 0, 1, 2
 
 # ------------------------------------------------------------------ meld maths
 @njit(cache=True)
-def _suit_masks(hand, masks):
-    for s in range(NUM_SUITS):
-        m = 0
-        for r in range(NUM_RANKS):
-            if hand[s * NUM_RANKS + r]:
-                m |= 1 << r
-        masks[s] = m
-
-
-@njit(cache=True)
-def _options(masks, opts):
+def _options4(m0, m1, m2, m3, opts):
     """Fill ``opts`` (k, 4) with the run masks of every set option of the hand (no set
     first); returns k. A rank held three times: no set or the set; four times: no set,
-    all four, or the three that spare one suit (as ``melds.set_options``)."""
-    ab = masks[0] & masks[1]
-    cd = masks[2] & masks[3]
-    three = (ab & (masks[2] | masks[3])) | (cd & (masks[0] | masks[1]))
+    all four, or the three that spare one suit (as ``melds.set_options``). No
+    allocation: the digits of option o are decoded over the set ranks in rank order."""
+    ab = m0 & m1
+    cd = m2 & m3
+    three = (ab & (m2 | m3)) | (cd & (m0 | m1))
     four = ab & cd
-    ranks = np.empty(NUM_RANKS, np.int64)
-    radix = np.empty(NUM_RANKS, np.int64)
-    k = 0
+    total = 1
     for r in range(NUM_RANKS):
         if (three >> r) & 1:
-            ranks[k] = r
-            radix[k] = 6 if (four >> r) & 1 else 2
-            k += 1
-    total = 1
-    for i in range(k):
-        total *= radix[i]
+            total *= 6 if (four >> r) & 1 else 2
     for o in range(total):
         set_ranks = 0
-        spared = np.zeros(NUM_SUITS, np.int64)
+        spared0 = spared1 = spared2 = spared3 = 0
         x = o
-        for i in range(k):
-            d = x % radix[i]
-            x //= radix[i]
-            bit = 1 << ranks[i]
-            if d >= 1:
-                set_ranks |= bit
-            if d >= 2:
-                spared[d - 2] |= bit
-        for s in range(NUM_SUITS):
-            opts[o, s] = masks[s] & ~(set_ranks & ~spared[s])
+        for r in range(NUM_RANKS):
+            if (three >> r) & 1:
+                radix = 6 if (four >> r) & 1 else 2
+                d = x % radix
+                x //= radix
+                bit = 1 << r
+                if d >= 1:
+                    set_ranks |= bit
+                if d == 2:
+                    spared0 |= bit
+                elif d == 3:
+                    spared1 |= bit
+                elif d == 4:
+                    spared2 |= bit
+                elif d == 5:
+                    spared3 |= bit
+        opts[o, 0] = m0 & ~(set_ranks & ~spared0)
+        opts[o, 1] = m1 & ~(set_ranks & ~spared1)
+        opts[o, 2] = m2 & ~(set_ranks & ~spared2)
+        opts[o, 3] = m3 & ~(set_ranks & ~spared3)
     return total
 
 
 @njit(cache=True)
-def _has_set_rank(masks) -> bool:
-    ab = masks[0] & masks[1]
-    cd = masks[2] & masks[3]
-    return ((ab & (masks[2] | masks[3])) | (cd & (masks[0] | masks[1]))) != 0
+def _masks_of(hand):
+    m0 = m1 = m2 = m3 = 0
+    for r in range(NUM_RANKS):  # branch-free: a card adds its bit or nothing
+        m0 |= np.int64(hand[r]) << r
+        m1 |= np.int64(hand[NUM_RANKS + r]) << r
+        m2 |= np.int64(hand[2 * NUM_RANKS + r]) << r
+        m3 |= np.int64(hand[3 * NUM_RANKS + r]) << r
+    return m0, m1, m2, m3
+
+
+@njit(cache=True)
+def _has_set_rank(m0, m1, m2, m3) -> bool:
+    ab = m0 & m1
+    cd = m2 & m3
+    return ((ab & (m2 | m3)) | (cd & (m0 | m1))) != 0
+
+
+@njit(cache=True)
+def workspace():
+    """Room for the set options of any hand of up to 16 cards (6**4: four quads)."""
+    return np.empty((1296, NUM_SUITS), np.int64)
+
+
+@njit(cache=True)
+def _fill_options(hand, opts) -> int:
+    """The set options of ``hand`` into ``opts``; returns how many (1 without a set rank)."""
+    m0, m1, m2, m3 = _masks_of(hand)
+    if not _has_set_rank(m0, m1, m2, m3):
+        opts[0, 0], opts[0, 1], opts[0, 2], opts[0, 3] = m0, m1, m2, m3
+        return 1
+    return _options4(m0, m1, m2, m3, opts)
 
 
 @njit(cache=True)
 def _options_of(masks):
-    """The set options of a hand: ``(opts, k)``; a hand with no rank held three times has
-    one, its own masks (no allocation beyond the small array)."""
-    if not _has_set_rank(masks):
-        opts = np.empty((1, NUM_SUITS), np.int64)
-        for s in range(NUM_SUITS):
-            opts[0, s] = masks[s]
-        return opts, 1
-    opts = np.empty((1296, NUM_SUITS), np.int64)  # 6**4: four ranks held four times
-    return opts, _options(masks, opts)
+    """The set options of a hand's suit masks: ``(opts, k)`` (for the tests)."""
+    opts = workspace()
+    return opts, _options4(masks[0], masks[1], masks[2], masks[3], opts)
 
 
 @njit(cache=True)
-def hand_deadwood(hand) -> int:
-    """The least deadwood of one boolean hand (52,)."""
-    masks = np.empty(NUM_SUITS, np.int64)
-    _suit_masks(hand, masks)
-    opts, k = _options_of(masks)
+def deadwood_ws(hand, opts) -> int:
+    """The least deadwood of one boolean hand (52,), ``opts`` a ``workspace()``."""
+    k = _fill_options(hand, opts)
     best = 1 << 30
     for o in range(k):
-        d = _DW[opts[o, 0]] + _DW[opts[o, 1]] + _DW[opts[o, 2]] + _DW[opts[o, 3]]
+        d = np.int64(_DW[opts[o, 0]]) + _DW[opts[o, 1]] + _DW[opts[o, 2]] + _DW[opts[o, 3]]
         if d < best:
             best = d
     return best
 
 
 @njit(cache=True)
-def after_discard(hand, out):
+def hand_deadwood(hand) -> int:
+    """The least deadwood of one boolean hand (52,)."""
+    return deadwood_ws(hand, workspace())
+
+
+@njit(cache=True)
+def after_discard_ws(hand, out, opts):
     """``out`` (52,) uint8: the least deadwood of the hand without each card it holds
-    (``NOT_IN_HAND`` for the others), as ``melds.deadwood_after_discard``."""
-    masks = np.empty(NUM_SUITS, np.int64)
-    _suit_masks(hand, masks)
-    opts, k = _options_of(masks)
-    for c in range(NUM_CARDS):
-        out[c] = _NOT
-    for o in range(k):
-        base = _DW[opts[o, 0]] + _DW[opts[o, 1]] + _DW[opts[o, 2]] + _DW[opts[o, 3]]
+    (``NOT_IN_HAND`` for the others), as ``melds.deadwood_after_discard``; ``opts`` a
+    ``workspace()``. A rank not in an option's run mask has delta ``NOT_IN_HAND``, so
+    ``min(base + delta, NOT_IN_HAND)`` needs no branch on whether the card is held; the
+    first option is written, the others (hands with a rank held three times) lower it."""
+    k = _fill_options(hand, opts)
+    base = np.int64(_DW[opts[0, 0]]) + _DW[opts[0, 1]] + _DW[opts[0, 2]] + _DW[opts[0, 3]]
+    for s in range(NUM_SUITS):
+        m = opts[0, s]
+        for r in range(NUM_RANKS):
+            out[s * NUM_RANKS + r] = min((base + np.int64(_DELTA[m, r])) & 255, _NOT)
+    for o in range(1, k):
+        base = np.int64(_DW[opts[o, 0]]) + _DW[opts[o, 1]] + _DW[opts[o, 2]] + _DW[opts[o, 3]]
         for s in range(NUM_SUITS):
             m = opts[o, s]
-            x = m
-            while x:  # the cards of the option's run masks; a set card is not one
-                low = x & -x
-                r = 0
-                while (low >> r) != 1:
-                    r += 1
-                x ^= low
-                v = (base + _DELTA[m, r]) & 255
-                c = s * NUM_RANKS + r
-                if v < out[c]:
-                    out[c] = v
+            for r in range(NUM_RANKS):
+                v = min((base + np.int64(_DELTA[m, r])) & 255, _NOT)
+                if v < out[s * NUM_RANKS + r]:
+                    out[s * NUM_RANKS + r] = v
+
+
+@njit(cache=True)
+def after_discard(hand, out):
+    """``after_discard_ws`` with a workspace of its own."""
+    after_discard_ws(hand, out, workspace())
 
 
 # ------------------------------------------------------------------ the legal mask
@@ -188,6 +211,15 @@ def legal_mask(phase, current, hands, taken, after, knock_limit, big_gin_ok, leg
         _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
 
 
+@njit(cache=True)
+def legal_rows(rows, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
+    """The legal actions of the games ``rows`` into ``legal``: those rows cleared first."""
+    for g in rows:
+        for a in range(_N):
+            legal[g, a] = False
+        _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
+
+
 # ------------------------------------------------------------------------ the step
 @njit(cache=True)
 def check(actions, phase, legal):
@@ -205,9 +237,9 @@ def check(actions, phase, legal):
 
 
 @njit(cache=True)
-def _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule):
+def _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule, opts):
     """After a draw: the mover's knock test and, where allowed, big gin."""
-    after_discard(hands[g, p], after[g])
+    after_discard_ws(hands[g, p], after[g], opts)
     big_gin_ok[g] = False
     if big_gin_rule:
         least = _NOT
@@ -215,7 +247,7 @@ def _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule):
             if after[g, c] < least:
                 least = after[g, c]
         if least == 0:
-            big_gin_ok[g] = hand_deadwood(hands[g, p]) == 0
+            big_gin_ok[g] = deadwood_ws(hands[g, p], opts) == 0
 
 
 @njit(cache=True)
@@ -259,6 +291,7 @@ def step(
     bad = check(actions, phase, legal_before)
     if bad >= 0:
         return -1 - bad
+    opts = workspace()
     left = 0
     for g in range(len(actions)):
         hand_ended[g] = False
@@ -289,7 +322,7 @@ def step(
             hands[g, p, card] = True
             turn[g] += 1
             phase[g] = DISCARD
-            _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule)
+            _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule, opts)
             status[g] = MOVED
         elif a == _PASS:
             upcard = pile[g, 0]
@@ -367,6 +400,7 @@ def observe(
     n_planes = 9 + perfect
     look = np.empty(NUM_CARDS, np.uint8)
     with_top = np.empty(NUM_CARDS, np.bool_)
+    opts = workspace()
     f100 = np.float32(1 / 100)  # as observation's np.float32(1 / DEADWOOD_SCALE)
     for g in range(out.shape[0]):
         me = me_of[g]
@@ -414,7 +448,7 @@ def observe(
             for c in range(NUM_CARDS):
                 with_top[c] = hands[g, me, c]
             with_top[top] = True
-            after_discard(with_top, look)
+            after_discard_ws(with_top, look, opts)
             look[top] = _NOT  # a card taken stays this turn
             least = _NOT
             for c in range(NUM_CARDS):

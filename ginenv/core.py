@@ -937,8 +937,7 @@ def _compiled_step(s: State, actions) -> State:
             if over.size:
                 s.game_no[over] += 1
                 _new_games(s, over)
-        legal[:] = False
-        C.legal_mask(s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
+        C.legal_rows(idx, s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
     legal.flags.writeable = False
     s._legal = legal
     return s
