@@ -45,9 +45,17 @@ _DELTA = DISCARD_DELTA.astype(np.uint8)
 _VALUES = CARD_VALUES.astype(np.int64)
 _NOT = int(NOT_IN_HAND)
 
-# Status of a game after the compiled step: moved, untouched (skipped or finished), or
-# left for the numpy engine (a knock, big gin, or a discard that ends the hand).
+# Status of a game in the compiled step: moved, untouched (skipped or finished), or left
+# for the numpy engine (a knock, big gin, or a discard that ends the hand).
 MOVED, UNTOUCHED, NUMPY = 0, 1, 2
+
+
+def left_for_numpy(actions, phase, stock_pos, turn, max_turns) -> np.ndarray:
+    """The games ``step`` left for the numpy engine (their state is as before the step)."""
+    live = (actions != SKIP) & (phase != DONE)
+    knock = ((actions >= _KNOCK) & (actions < _DRAW)) | (actions == _BIG_GIN)
+    ends = (actions < _KNOCK) & ((stock_pos >= NUM_CARDS - DEAD_STOCK) | (turn >= max_turns))
+    return np.flatnonzero(live & (knock | ends))
 
 
 # ------------------------------------------------------------------ meld maths
@@ -180,6 +188,120 @@ def after_discard(hand, out):
     after_discard_ws(hand, out, workspace())
 
 
+# ------------------------------------------------------------------------ dealing
+_U = np.uint64
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_GAME_MIX = np.uint64(0xD1B54A32D192ED03)
+_SM1 = np.uint64(0xBF58476D1CE4E5B9)
+_SM2 = np.uint64(0x94D049BB133111EB)
+
+
+@njit(cache=True)
+def _splitmix64(x):
+    z = x + _GOLDEN
+    z = (z ^ (z >> _U(30))) * _SM1
+    z = (z ^ (z >> _U(27))) * _SM2
+    return z ^ (z >> _U(31))
+
+
+@njit(cache=True)
+def _stream(seed, game_no, hand_no):
+    """``core._stream`` for one game: the key of one deal (hand_no >= 0) or cut (-1)."""
+    g = _splitmix64(seed + _U(game_no) * _GAME_MIX)
+    return _splitmix64(g + _U(hand_no + 1))
+
+
+@njit(cache=True)
+def first_dealer(seed, key, game_no) -> int:
+    """``core.first_dealers`` for one game."""
+    bits = _stream(seed, game_no, -1)
+    if key != _U(0):
+        bits ^= _stream(key, game_no, -1)
+    return int(bits >> _U(63))
+
+
+@njit(cache=True)
+def shuffled_deck(seed, key, game_no, hand_no, out):
+    """``core.shuffled_decks`` for one deal, into ``out`` (52,) int8."""
+    k = _stream(seed, game_no, hand_no)
+    card_keys = np.empty(NUM_CARDS, np.uint64)
+    for i in range(NUM_CARDS):
+        card_keys[i] = _splitmix64(k ^ (_U(i) * _GOLDEN))
+    if key != _U(0):
+        second = _stream(key, game_no, hand_no)
+        for i in range(NUM_CARDS):
+            card_keys[i] = _splitmix64(card_keys[i] ^ second)
+    order = np.argsort(card_keys, kind="mergesort")
+    for i in range(NUM_CARDS):
+        out[i] = order[i]
+
+
+@njit(cache=True)
+def deal(
+    rows,
+    game_seed,
+    game_key,
+    game_no,
+    hand_no,
+    deck,
+    hands,
+    pile,
+    pile_size,
+    pile_mask,
+    deadwood,
+    stock_pos,
+    took,
+    discarded,
+    passed,
+    taken,
+    phase,
+    current,
+    turn,
+    knock_limit,
+    big_gin_ok,
+    after,
+    dealer,
+    rule_knock_limit,
+    oklahoma,
+):
+    """``core._deal`` from the games' seeds, for the games ``rows`` (dealer set)."""
+    opts = workspace()
+    for g in rows:
+        shuffled_deck(game_seed[g], game_key[g], game_no[g], hand_no[g], deck[g])
+        nondealer = 1 - dealer[g]
+        for c in range(NUM_CARDS):
+            hands[g, 0, c] = False
+            hands[g, 1, c] = False
+            pile[g, c] = -1
+            pile_mask[g, c] = False
+            after[g, c] = _NOT
+            for p in range(2):
+                took[g, p, c] = False
+                discarded[g, p, c] = False
+                passed[g, p, c] = False
+        for i in range(10):  # alternate dealing: the non-dealer first
+            hands[g, nondealer, deck[g, 2 * i]] = True
+            hands[g, 1 - nondealer, deck[g, 2 * i + 1]] = True
+        upcard = deck[g, 20]
+        pile[g, 0] = upcard
+        pile_size[g] = 1
+        pile_mask[g, upcard] = True
+        deadwood[g, 0] = deadwood_ws(hands[g, 0], opts)
+        deadwood[g, 1] = deadwood_ws(hands[g, 1], opts)
+        stock_pos[g] = 21
+        taken[g] = -1
+        phase[g] = OFFER
+        current[g] = nondealer
+        turn[g] = 0
+        if oklahoma:  # the upcard's value; an ace means gin only
+            value = _VALUES[upcard]
+            knock_limit[g] = 0 if value == 1 else min(value, rule_knock_limit)
+        else:
+            knock_limit[g] = rule_knock_limit
+        big_gin_ok[g] = False
+        hand_no[g] += 1
+
+
 # ------------------------------------------------------------------ the legal mask
 @njit(cache=True)
 def _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
@@ -251,9 +373,16 @@ def _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule, opts):
 
 
 @njit(cache=True)
+def prepare_rows(rows, players, hands, after, big_gin_ok, big_gin_rule):
+    """``_prepare_discard`` for the games ``rows`` (the mover ``players[g]``)."""
+    opts = workspace()
+    for g in rows:
+        _prepare_discard(g, players[g], hands, after, big_gin_ok, big_gin_rule, opts)
+
+
+@njit(cache=True)
 def step(
     actions,
-    status,
     legal,
     hands,
     deck,
@@ -283,15 +412,17 @@ def step(
     max_turns,
     big_gin_rule,
 ):
-    """One action per game, in place, for the moves that do not end a hand; sets
-    ``status[g]`` (MOVED, UNTOUCHED or NUMPY: left for ``core``'s numpy step) and the new
-    legal mask of every game not left for numpy into ``legal`` (all False on entry).
-    Returns how many games were left for numpy, or ``-1 - g`` for the first game g whose
-    action is not legal (then nothing is changed)."""
+    """One action per game, in place, for the moves that do not end a hand, and the new
+    legal mask of every game not left for numpy into ``legal`` (all False on entry). The
+    games left for ``core``'s numpy step (a knock, big gin, or a discard that ends the
+    hand) are untouched, so ``left_for_numpy`` finds them afterwards. Returns how many
+    there are, or ``-1 - g`` for the first game g whose action is not legal (then nothing
+    is changed)."""
     bad = check(actions, phase, legal_before)
     if bad >= 0:
         return -1 - bad
     opts = workspace()
+    status = np.empty(len(actions), np.int8)
     left = 0
     for g in range(len(actions)):
         hand_ended[g] = False

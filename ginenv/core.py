@@ -39,6 +39,7 @@ by searching a 64-bit space (``agents``' games against a person use such seeds).
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 from dataclasses import dataclass
 
@@ -375,13 +376,48 @@ def _new_games(s: State, idx: np.ndarray, decks=None, dealers=None) -> None:
     s.dead_hands[idx] = 0
     s.hand_no[idx] = 0
     if dealers is None:
-        dealers = first_dealers(s._game_seed[idx], s.game_no[idx], s._game_key[idx])
-    s.dealer[idx] = dealers
+        if _compiled is not None:
+            for g in idx:
+                s.dealer[g] = _compiled.first_dealer(s._game_seed[g], s._game_key[g], s.game_no[g])
+        else:
+            s.dealer[idx] = first_dealers(s._game_seed[idx], s.game_no[idx], s._game_key[idx])
+    else:
+        s.dealer[idx] = dealers
     _deal(s, idx, decks)
 
 
 def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     """Deal a hand in the games ``idx`` (dealer already set)."""
+    if decks is None and _compiled is not None:
+        r = s.rules
+        _compiled.deal(
+            np.asarray(idx, np.int64),
+            s._game_seed,
+            s._game_key,
+            s.game_no,
+            s.hand_no,
+            s._deck,
+            s._hands,
+            s.pile,
+            s.pile_size,
+            s.pile_mask,
+            s._deadwood,
+            s.stock_pos,
+            s.took,
+            s.discarded,
+            s.passed,
+            s.taken,
+            s.phase,
+            s.current,
+            s.turn,
+            s.knock_limit,
+            s._big_gin_ok,
+            s._after_discard,
+            s.dealer,
+            r.knock_limit,
+            r.oklahoma,
+        )
+        return
     if decks is None:
         deck = shuffled_decks(s._game_seed[idx], s.game_no[idx], s.hand_no[idx], s._game_key[idx])
     else:
@@ -709,6 +745,11 @@ def _prepare_discard(s: State, idx, player) -> None:
     """After a draw: the mover's knock test and, where allowed, big gin."""
     if not idx.size:
         return
+    if _compiled is not None:
+        players = np.ascontiguousarray(np.broadcast_to(np.asarray(player, np.int64), (s.batch_size,)))
+        rows = np.asarray(idx, np.int64)
+        _compiled.prepare_rows(rows, players, s._hands, s._after_discard, s._big_gin_ok, s.rules.big_gin)
+        return
     p = player[idx]
     s._big_gin_ok[idx] = False
     masks = melds.suit_masks(s._hands[idx, p])
@@ -878,55 +919,54 @@ def _compiled_legal(s: State) -> None:
     s._legal = legal
 
 
+#: The arrays the compiled step takes, in its order (one C-level call fetches them all).
+_STEP_FIELDS = operator.attrgetter(
+    "_hands",
+    "_deck",
+    "stock_pos",
+    "pile",
+    "pile_size",
+    "pile_mask",
+    "took",
+    "discarded",
+    "passed",
+    "taken",
+    "knock_card",
+    "phase",
+    "current",
+    "dealer",
+    "turn",
+    "knock_limit",
+    "_after_discard",
+    "_big_gin_ok",
+    "_deadwood",
+    "hand_ended",
+    "game_ended",
+    "game_truncated",
+    "hand_points",
+    "bonus_points",
+    "_legal",
+)
+
+
 def _compiled_step(s: State, actions) -> State:
     """``step`` on the compiled engine: the moves that do not end a hand in compiled code,
     the rest (knocks, big gin, discards that end a hand, the next deal) by the numpy
     engine's functions on just those games."""
     C = _compiled
     a = actions
-    if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != (s.batch_size,):
+    if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != s.phase.shape:
         a = np.asarray(actions)
         if a.shape != (s.batch_size,) or not np.issubdtype(a.dtype, np.integer):
             _check_actions(s, actions)  # raises, naming the problem
         a = a.astype(np.int64)
-    status = np.empty(s.batch_size, np.int8)
-    legal = np.zeros((s.batch_size, A.NUM_ACTIONS), bool)
-    left = C.step(
-        a,
-        status,
-        legal,
-        s._hands,
-        s._deck,
-        s.stock_pos,
-        s.pile,
-        s.pile_size,
-        s.pile_mask,
-        s.took,
-        s.discarded,
-        s.passed,
-        s.taken,
-        s.knock_card,
-        s.phase,
-        s.current,
-        s.dealer,
-        s.turn,
-        s.knock_limit,
-        s._after_discard,
-        s._big_gin_ok,
-        s._deadwood,
-        s.hand_ended,
-        s.game_ended,
-        s.game_truncated,
-        s.hand_points,
-        s.bonus_points,
-        s._legal,
-        s.rules.max_turns,
-        s.rules.big_gin,
-    )
+    legal = np.zeros((len(a), A.NUM_ACTIONS), bool)
+    rules = s.rules
+    left = C.step(a, legal, *_STEP_FIELDS(s), rules.max_turns, rules.big_gin)
     if left < 0:
         _check_actions(s, actions)  # raises the same message as the numpy engine
     if left:
-        idx = np.flatnonzero(status == C.NUMPY)
+        idx = C.left_for_numpy(a, s.phase, s.stock_pos, s.turn, rules.max_turns)
         player = s.current.astype(np.int64)
         act = a[idx]
         _discard(s, idx[act < A.KNOCK], a, player)

@@ -235,3 +235,31 @@ def test_the_engine_is_chosen_once_and_named():
     assert core.engine() in core.ENGINES
     with pytest.raises(ValueError, match="engine must be one of numba, numpy"):
         core.set_engine("jax")
+
+
+def test_dealing_anew_and_positions_from_a_view_agree_on_both_engines():
+    from ginenv.view import position
+    from ginenv.worlds import resample_hidden
+
+    played = play_side_by_side("standard", "match", 32, "knock_early", seed=21, steps=37)
+    for seat in (0, 1):
+        a, b = both(lambda seat=seat: resample_hidden(played, np.full(32, seat), np.random.default_rng(seat)))
+        assert_same_state(a, b, seat)
+    hand = "As 2s 3s 7h 7d 7c Jd Qd Kd 9c 9h"
+    pa, pb = both(lambda: position(hand, pile="5c 3c", phase="discard", opponent_discarded="5c"))
+    assert_same_state(pa, pb, "position")
+
+
+def test_the_environment_variable_chooses_the_engine_at_import():
+    import os
+    import subprocess
+    import sys
+
+    code = "from ginenv import core; print(core.engine())"
+    for wanted, expect in (("numpy", "numpy"), ("numba", "numba")):
+        env = {**os.environ, "GINENV_ENGINE": wanted}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        assert out.stdout.strip() == expect, out.stderr
+    env = {**os.environ, "GINENV_ENGINE": "jax"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "GINENV_ENGINE must be one of numba, numpy" in out.stderr

@@ -158,10 +158,10 @@ class Config:
             problems.append(f"num_envs x num_steps must be at most {MAX_BATCH:,} (one rollout in memory)")
         if not 0 <= self.seed < 1 << 63:
             problems.append(f"seed must be from 0 to 2**63 - 1, got {self.seed}")
-        if bool(self.bc_teacher) != bool(self.bc_decisions):
+        if self.bc_decisions and not self.bc_teacher:  # bc_decisions=0 with a teacher: imitation off
             problems.append(
-                "bc_teacher and bc_decisions go together: a teacher to imitate and how many of its decisions "
-                f"(got bc_teacher={self.bc_teacher!r}, bc_decisions={self.bc_decisions})"
+                "bc_decisions needs bc_teacher: the baseline to imitate for those decisions "
+                f"(got bc_decisions={self.bc_decisions} and no bc_teacher)"
             )
         if self.num_minibatches > self.num_envs:
             problems.append("num_minibatches must be at most num_envs (a minibatch would be empty)")
