@@ -7,11 +7,16 @@ update the same ``State`` arrays and agree bit for bit on every field, mask and
 observation (the differential tests play them side by side).
 
 What is compiled: the meld maths of one hand (the knock test: the deadwood after each
-discard, with every set option), draws, the upcard offer, discards, the legal mask, and
-the observation planes and scalars. What stays numpy, on the few games that need it in
-a step: a knock or big gin (the scoring with lay-offs, ``ginenv.scoring``), a discard
-that ends a hand (dead or truncated), the end of a match and the next deal. Those happen
-once a hand, so a batch-1 game spends almost every step in compiled code.
+discard, with every set option), the deal and the cut, draws, the upcard offer,
+discards, knocks and big gin scored with lay-offs (the knocker's best arrangement
+against the defender's best reply, as ``ginenv.scoring``), dead and truncated hands,
+the end-of-match bonuses, the next dealer, auto-reset, the legal mask and the
+observation planes and scalars. What stays numpy: ``init`` with scripted ``decks``,
+``from_view``'s bookkeeping, and ``scoring.score_hand``'s laid-out melds for display.
+
+``step`` does the moves that do not end a hand in one call; the few games whose move
+ends a hand go to ``finish`` in a second call (once a hand), so a common step pays
+numba's per-call cost once.
 
 Every function is compiled once and cached on disk (``cache=True``): the first import
 in a fresh install compiles (a few seconds), later processes load the cache.
@@ -23,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from ginenv import actions as A
+from ginenv import scoring as _scoring
 from ginenv.cards import CARD_VALUES, NUM_CARDS, NUM_RANKS, NUM_SUITS
 from ginenv.melds import DISCARD_DELTA, NOT_IN_HAND, SUIT_DEADWOOD
 
@@ -46,12 +52,12 @@ _VALUES = CARD_VALUES.astype(np.int64)
 _NOT = int(NOT_IN_HAND)
 
 # Status of a game in the compiled step: moved, untouched (skipped or finished), or left
-# for the numpy engine (a knock, big gin, or a discard that ends the hand).
+# for ``finish`` (a knock, big gin, or a discard that ends the hand).
 MOVED, UNTOUCHED, NUMPY = 0, 1, 2
 
 
-def left_for_numpy(actions, phase, stock_pos, turn, max_turns) -> np.ndarray:
-    """The games ``step`` left for the numpy engine (their state is as before the step)."""
+def left_for_finish(actions, phase, stock_pos, turn, max_turns) -> np.ndarray:
+    """The games ``step`` left for ``finish`` (their state is as before the step)."""
     live = (actions != SKIP) & (phase != DONE)
     knock = ((actions >= _KNOCK) & (actions < _DRAW)) | (actions == _BIG_GIN)
     ends = (actions < _KNOCK) & ((stock_pos >= NUM_CARDS - DEAD_STOCK) | (turn >= max_turns))
@@ -302,6 +308,339 @@ def deal(
         hand_no[g] += 1
 
 
+# ------------------------------------------------------------------------ scoring
+_RC_START = _scoring._RC_START.astype(np.int64)
+_RC_SUB = _scoring._RC_SUB.astype(np.int64)
+_RC_LEFT = _scoring._RC_LEFT.astype(np.int64)
+KNOCK_KIND, GIN_KIND, BIG_GIN_KIND, UNDERCUT_KIND, TIE_KIND = (
+    _scoring.KNOCK,
+    _scoring.GIN,
+    _scoring.BIG_GIN,
+    _scoring.UNDERCUT,
+    _scoring.TIE,
+)
+
+
+@njit(cache=True)
+def _points(K, D, tie_undercuts, undercut_bonus):
+    """``scoring._points`` for one knock: (knocker points, defender points, kind)."""
+    tie = D == K
+    undercut = D < K or (tie and tie_undercuts)
+    kind = UNDERCUT_KIND if undercut else (TIE_KIND if tie else KNOCK_KIND)
+    kp = D - K if D > K else 0
+    dp = K - D + undercut_bonus if undercut else 0
+    return kp, dp, kind
+
+
+@njit(cache=True)
+def _best_reply(r0, r1, r2, r3, f0, f1, f2, f3, dopts, nd) -> int:
+    """The defender's least deadwood against the knocker's run masks ``r`` when it may
+    lay off the free fourth cards ``f`` of the knocker's sets (each kept or laid off)."""
+    free_ranks = f0 | f1 | f2 | f3
+    n_free = 0
+    x = free_ranks
+    while x:
+        n_free += 1
+        x &= x - 1
+    best = 1 << 30
+    for choice in range(1 << n_free):
+        chosen = 0
+        x = free_ranks
+        i = 0
+        while x:
+            low = x & -x
+            if (choice >> i) & 1:
+                chosen |= low
+            x ^= low
+            i += 1
+        for d in range(nd):
+            dead = (
+                np.int64(_DW[(dopts[d, 0] & ~(f0 & chosen)) | r0])
+                + _DW[(dopts[d, 1] & ~(f1 & chosen)) | r1]
+                + _DW[(dopts[d, 2] & ~(f2 & chosen)) | r2]
+                + _DW[(dopts[d, 3] & ~(f3 & chosen)) | r3]
+            )
+            if dead < best:
+                best = dead
+    return best
+
+
+@njit(cache=True)
+def score_one(khand, dhand, limit, big, rule):
+    """``scoring.score_hands`` for one ended hand (knocker ``khand``, 10 cards after the
+    knock or 11 for big gin; defender ``dhand``): (kind, K, D, knocker points, defender
+    points). ``rule``: gin bonus, big gin bonus, undercut bonus, ties undercut (0/1).
+    The knocker's arrangement is the best for it against the defender's best reply (the
+    largest net score, then the least deadwood, then the first in ``scoring``'s order)."""
+    kopts = workspace()
+    dopts = workspace()
+    nk = _fill_options(khand, kopts)
+    nd = _fill_options(dhand, dopts)
+    k_dead = 1 << 30
+    for o in range(nk):
+        v = np.int64(_DW[kopts[o, 0]]) + _DW[kopts[o, 1]] + _DW[kopts[o, 2]] + _DW[kopts[o, 3]]
+        k_dead = min(k_dead, v)
+    d_own = 1 << 30
+    for o in range(nd):
+        v = np.int64(_DW[dopts[o, 0]]) + _DW[dopts[o, 1]] + _DW[dopts[o, 2]] + _DW[dopts[o, 3]]
+        d_own = min(d_own, v)
+    if big:
+        return BIG_GIN_KIND, 0, d_own, d_own + rule[1], 0
+    if k_dead == 0:
+        return GIN_KIND, 0, d_own, d_own + rule[0], 0
+    km0, km1, km2, km3 = _masks_of(khand)
+    dm0, dm1, dm2, dm3 = _masks_of(dhand)
+    best_net, best_K, best_D = -(1 << 40), 0, 0
+    for o in range(nk):
+        o0, o1, o2, o3 = kopts[o, 0], kopts[o, 1], kopts[o, 2], kopts[o, 3]
+        c0 = _RC_START[o0 + 1] - _RC_START[o0]
+        c1 = _RC_START[o1 + 1] - _RC_START[o1]
+        c2 = _RC_START[o2 + 1] - _RC_START[o2]
+        c3 = _RC_START[o3 + 1] - _RC_START[o3]
+        # The knocker's set cards, and the fourth card of each set of three.
+        s0, s1, s2, s3 = km0 & ~o0, km1 & ~o1, km2 & ~o2, km3 & ~o3
+        ab, cd = s0 & s1, s2 & s3
+        three = (ab & (s2 | s3)) | (cd & (s0 | s1))
+        lone = three & ~(ab & cd)
+        f0, f1, f2, f3 = lone & ~s0 & dm0, lone & ~s1 & dm1, lone & ~s2 & dm2, lone & ~s3 & dm3
+        for local in range(c0 * c1 * c2 * c3):
+            x = local
+            i0 = _RC_START[o0] + x % c0
+            x //= c0
+            i1 = _RC_START[o1] + x % c1
+            x //= c1
+            i2 = _RC_START[o2] + x % c2
+            x //= c2
+            i3 = _RC_START[o3] + x % c3
+            K = _RC_LEFT[i0] + _RC_LEFT[i1] + _RC_LEFT[i2] + _RC_LEFT[i3]
+            if K > limit:
+                continue
+            D = _best_reply(_RC_SUB[i0], _RC_SUB[i1], _RC_SUB[i2], _RC_SUB[i3], f0, f1, f2, f3, dopts, nd)
+            kp, dp, kind = _points(K, D, rule[3] == 1, rule[2])
+            net = kp - dp
+            if net > best_net or (net == best_net and K < best_K):
+                best_net, best_K, best_D = net, K, D
+    kp, dp, kind = _points(best_K, best_D, rule[3] == 1, rule[2])
+    return kind, best_K, best_D, kp, dp
+
+
+# ------------------------------------------------------------ the end of a hand
+DEAD_KIND, TRUNCATED_KIND = len(_scoring.KIND_NAMES), len(_scoring.KIND_NAMES) + 1
+SHUTOUTS = ("none", "double_hand_points", "loser_scoreless", "loser_won_no_hand")
+NEXT_DEALERS = ("alternate", "loser", "winner")
+
+
+@njit(cache=True)
+def _match_final(run0, run1, won0, won1, played, dead, shutout, shutout_bonus, game_bonus, line_bonus):
+    """``scoring.match_final`` for one two-player match: (final 0, final 1, winner)."""
+    leader = 0 if run0 >= run1 else 1
+    lead_run = run0 if leader == 0 else run1
+    lead_won = won0 if leader == 0 else won1
+    other_run = run1 if leader == 0 else run0
+    other_won = won1 if leader == 0 else won0
+    extra = 0
+    if shutout == 1:
+        if lead_won == played and dead == 0:
+            extra = lead_run
+    elif shutout == 2:
+        if other_run == 0:
+            extra = shutout_bonus
+    elif shutout == 3:
+        if other_won == 0:
+            extra = shutout_bonus
+    f0 = run0 + won0 * line_bonus
+    f1 = run1 + won1 * line_bonus
+    if leader == 0:
+        f0 += extra + game_bonus
+    else:
+        f1 += extra + game_bonus
+    winner = -1 if f0 == f1 else (0 if f0 > f1 else 1)
+    return f0, f1, winner
+
+
+@njit(cache=True)
+def finish(
+    rows,
+    actions,
+    hands,
+    deck,
+    stock_pos,
+    pile,
+    pile_size,
+    pile_mask,
+    took,
+    discarded,
+    passed,
+    taken,
+    knock_card,
+    phase,
+    current,
+    dealer,
+    turn,
+    knock_limit,
+    after,
+    big_gin_ok,
+    deadwood,
+    scores,
+    hands_won,
+    hands_played,
+    dead_hands,
+    hand_no,
+    game_no,
+    game_seed,
+    game_key,
+    hand_ended,
+    game_ended,
+    game_truncated,
+    hand_kind,
+    hand_points,
+    last_hands,
+    last_knocker,
+    hand_turns,
+    hand_knock_limit,
+    final_scores,
+    bonus_points,
+    winner,
+    rule,
+):
+    """The moves ``step`` left (knocks, big gin, discards that end a hand): the hand is
+    scored and booked, then the match ends or the next hand is dealt (and with
+    auto-reset a finished game is dealt anew). ``rule``: see ``core._finish_rule``."""
+    match_mode, target, max_hands = rule[4], rule[5], rule[6]
+    shutout, shutout_bonus, game_bonus, line_bonus = rule[8], rule[9], rule[10], rule[11]
+    next_dealer, auto_reset, rule_knock_limit, oklahoma = rule[12], rule[13], rule[14], rule[15]
+    score_rule = rule[:4]
+    one = np.empty(1, np.int64)
+    for g in rows:
+        a = actions[g]
+        p = current[g]
+        pts0 = 0
+        pts1 = 0
+        w = -1
+        if a < _DRAW:  # a discard that ends the hand, or a knock: the card goes on the pile
+            card = a - _DISCARD if a < _KNOCK else a - _KNOCK
+            hands[g, p, card] = False
+            deadwood[g, p] = after[g, card]
+            for c in range(NUM_CARDS):
+                after[g, c] = _NOT
+            pile[g, pile_size[g]] = card
+            pile_mask[g, card] = True
+            pile_size[g] += 1
+            taken[g] = -1
+            big_gin_ok[g] = False
+        if a < _KNOCK:  # dead (the stock is down to two) or truncated (the turn cap)
+            discarded[g, p, a - _DISCARD] = True
+            knock_card[g] = -1
+            kind = DEAD_KIND if stock_pos[g] >= NUM_CARDS - DEAD_STOCK else TRUNCATED_KIND
+            last_knocker[g] = -1
+        else:
+            big = a == _BIG_GIN
+            knock_card[g] = -1 if big else a - _KNOCK
+            kind, _, _, kp, dp = score_one(hands[g, p], hands[g, 1 - p], knock_limit[g], big, score_rule)
+            if p == 0:
+                pts0, pts1 = kp, dp
+            else:
+                pts0, pts1 = dp, kp
+            w = p if kp > 0 else (1 - p if dp > 0 else -1)
+            last_knocker[g] = p
+        # Book the hand.
+        hand_ended[g] = True
+        hand_kind[g] = kind
+        hand_points[g, 0] = pts0
+        hand_points[g, 1] = pts1
+        for c in range(NUM_CARDS):
+            last_hands[g, 0, c] = hands[g, 0, c]
+            last_hands[g, 1, c] = hands[g, 1, c]
+        hand_turns[g] = turn[g]
+        hand_knock_limit[g] = knock_limit[g]
+        scores[g, 0] += pts0
+        scores[g, 1] += pts1
+        if w >= 0:
+            hands_won[g, w] += 1
+        hands_played[g] += 1
+        if kind == DEAD_KIND or kind == TRUNCATED_KIND:
+            dead_hands[g] += 1
+        if match_mode:
+            reached = max(scores[g, 0], scores[g, 1]) >= target
+            cut = not reached and hands_played[g] >= max_hands
+            over = reached or cut
+        else:
+            over = True
+            cut = kind == TRUNCATED_KIND
+        if over:
+            game_ended[g] = True
+            game_truncated[g] = cut
+            phase[g] = DONE
+            if match_mode:
+                if cut:
+                    f0, f1, win = scores[g, 0], scores[g, 1], -1
+                else:
+                    f0, f1, win = _match_final(
+                        scores[g, 0],
+                        scores[g, 1],
+                        hands_won[g, 0],
+                        hands_won[g, 1],
+                        hands_played[g],
+                        dead_hands[g],
+                        shutout,
+                        shutout_bonus,
+                        game_bonus,
+                        line_bonus,
+                    )
+                final_scores[g, 0], final_scores[g, 1] = f0, f1
+                bonus_points[g, 0] = f0 - scores[g, 0]
+                bonus_points[g, 1] = f1 - scores[g, 1]
+                winner[g] = win
+            else:
+                final_scores[g, 0], final_scores[g, 1] = pts0, pts1
+                winner[g] = w
+            if not auto_reset:
+                continue
+            game_no[g] += 1  # a new game in this slot
+            scores[g, 0] = scores[g, 1] = 0
+            hands_won[g, 0] = hands_won[g, 1] = 0
+            hands_played[g] = 0
+            dead_hands[g] = 0
+            hand_no[g] = 0
+            dealer[g] = first_dealer(game_seed[g], game_key[g], game_no[g])
+        elif w >= 0:  # the next hand's dealer (the same after a dead, truncated or drawn hand)
+            d = dealer[g]
+            if next_dealer == 0:
+                dealer[g] = 1 - d
+            elif next_dealer == 1:
+                dealer[g] = 1 - w
+            else:
+                dealer[g] = w
+        one[0] = g
+        deal(
+            one,
+            game_seed,
+            game_key,
+            game_no,
+            hand_no,
+            deck,
+            hands,
+            pile,
+            pile_size,
+            pile_mask,
+            deadwood,
+            stock_pos,
+            took,
+            discarded,
+            passed,
+            taken,
+            phase,
+            current,
+            turn,
+            knock_limit,
+            big_gin_ok,
+            after,
+            dealer,
+            rule_knock_limit,
+            oklahoma,
+        )
+
+
 # ------------------------------------------------------------------ the legal mask
 @njit(cache=True)
 def _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
@@ -414,8 +753,8 @@ def step(
 ):
     """One action per game, in place, for the moves that do not end a hand, and the new
     legal mask of every game not left for numpy into ``legal`` (all False on entry). The
-    games left for ``core``'s numpy step (a knock, big gin, or a discard that ends the
-    hand) are untouched, so ``left_for_numpy`` finds them afterwards. Returns how many
+    games left for ``finish`` (a knock, big gin, or a discard that ends the hand) are
+    untouched, so ``left_for_finish`` finds them afterwards. Returns how many
     there are, or ``-1 - g`` for the first game g whose action is not legal (then nothing
     is changed)."""
     bad = check(actions, phase, legal_before)
@@ -467,7 +806,7 @@ def step(
             status[g] = MOVED
         elif a < _KNOCK:
             dead = stock_pos[g] >= NUM_CARDS - DEAD_STOCK
-            if dead or turn[g] >= max_turns:  # the hand ends: scored by numpy
+            if dead or turn[g] >= max_turns:  # the hand ends: booked by finish
                 status[g] = NUMPY
                 left += 1
                 continue
@@ -486,7 +825,7 @@ def step(
             current[g] = 1 - p
             phase[g] = DRAW
             status[g] = MOVED
-        else:  # a knock or big gin: scored by numpy
+        else:  # a knock or big gin: scored by finish
             status[g] = NUMPY
             left += 1
     for g in range(len(actions)):

@@ -949,10 +949,80 @@ _STEP_FIELDS = operator.attrgetter(
 )
 
 
+#: The arrays the compiled end of a hand takes, in its order.
+_FINISH_FIELDS = operator.attrgetter(
+    "_hands",
+    "_deck",
+    "stock_pos",
+    "pile",
+    "pile_size",
+    "pile_mask",
+    "took",
+    "discarded",
+    "passed",
+    "taken",
+    "knock_card",
+    "phase",
+    "current",
+    "dealer",
+    "turn",
+    "knock_limit",
+    "_after_discard",
+    "_big_gin_ok",
+    "_deadwood",
+    "scores",
+    "hands_won",
+    "hands_played",
+    "dead_hands",
+    "hand_no",
+    "game_no",
+    "_game_seed",
+    "_game_key",
+    "hand_ended",
+    "game_ended",
+    "game_truncated",
+    "hand_kind",
+    "hand_points",
+    "last_hands",
+    "last_knocker",
+    "hand_turns",
+    "hand_knock_limit",
+    "final_scores",
+    "bonus_points",
+    "winner",
+)
+
+
+def _finish_rule(s: State) -> np.ndarray:
+    """The rules and settings the compiled end of a hand reads, as int64 (its order)."""
+    r = s.rules
+    return np.array(
+        [
+            r.gin_bonus,
+            r.big_gin_bonus,
+            r.undercut_bonus,
+            r.knock_tie == "undercut",
+            s.mode == "match",
+            r.target,
+            r.max_hands,
+            r.max_turns,
+            _compiled.SHUTOUTS.index(r.shutout),
+            r.shutout_bonus,
+            r.game_bonus,
+            r.line_bonus,
+            _compiled.NEXT_DEALERS.index(r.next_dealer),
+            s.auto_reset,
+            r.knock_limit,
+            r.oklahoma,
+        ],
+        np.int64,
+    )
+
+
 def _compiled_step(s: State, actions) -> State:
-    """``step`` on the compiled engine: the moves that do not end a hand in compiled code,
-    the rest (knocks, big gin, discards that end a hand, the next deal) by the numpy
-    engine's functions on just those games."""
+    """``step`` on the compiled engine: the moves that do not end a hand in one compiled
+    call, then (when any) the hands that end in a second one (``compiled.finish``:
+    scoring, the match's end, the next deal, auto-reset)."""
     C = _compiled
     a = actions
     if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != s.phase.shape:
@@ -966,17 +1036,8 @@ def _compiled_step(s: State, actions) -> State:
     if left < 0:
         _check_actions(s, actions)  # raises the same message as the numpy engine
     if left:
-        idx = C.left_for_numpy(a, s.phase, s.stock_pos, s.turn, rules.max_turns)
-        player = s.current.astype(np.int64)
-        act = a[idx]
-        _discard(s, idx[act < A.KNOCK], a, player)
-        _knock(s, idx[(act >= A.KNOCK) & (act < A.DRAW_STOCK)], a, player, big=False)
-        _knock(s, idx[act == A.BIG_GIN], a, player, big=True)
-        if s.auto_reset:
-            over = np.flatnonzero(s.game_ended)
-            if over.size:
-                s.game_no[over] += 1
-                _new_games(s, over)
+        idx = C.left_for_finish(a, s.phase, s.stock_pos, s.turn, rules.max_turns)
+        C.finish(idx, a, *_FINISH_FIELDS(s), _finish_rule(s))
         C.legal_rows(idx, s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
     legal.flags.writeable = False
     s._legal = legal

@@ -263,3 +263,17 @@ def test_the_environment_variable_chooses_the_engine_at_import():
     env = {**os.environ, "GINENV_ENGINE": "jax"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "GINENV_ENGINE must be one of numba, numpy" in out.stderr
+
+
+@pytest.mark.parametrize("rules", sorted(PRESETS))
+def test_both_engines_end_matches_alike_every_bonus_and_shutout(rules):
+    # knock_early ends hands fast, so matches end (and auto-reset) within the run.
+    s = play_side_by_side(rules, "match", 48, "knock_early", seed=31, steps=500)
+    assert s.game_no.sum() >= 10  # matches ended: their bonuses and winners compared
+
+
+def test_both_engines_cut_a_match_at_the_hand_cap_alike():
+    from ginenv.rules import Rules
+
+    s = play_side_by_side(Rules(max_hands=2), "match", 32, "never_knocks", seed=8, steps=300)
+    assert s.game_no.sum() >= 32  # every slot's first match was cut
