@@ -332,3 +332,56 @@ def test_a_whole_hand_played_by_clicking_in_headless_chromium(server, tmp_path):
         page.screenshot(path=str(tmp_path / "end_of_hand.png"))
         browser.close()
     assert clicks >= 3
+
+
+# ------------------------------------------------ the terminal game, second round
+def play_knock_early(game):
+    ke = make_agent("knock_early")
+    while not game.over:
+        obs, mask = game.observation()
+        game.play(int(ke.act(obs[None], mask[None])[0]))
+    return game
+
+
+def test_the_card_drawn_from_the_stock_is_named_until_it_is_discarded():
+    game = Game(make_agent("knock_early"), "standard", "hand", 3, 0)
+    game.play(A.PASS)
+    before = set(game.view()["hand"])
+    game.play(A.DRAW_STOCK)
+    v = game.view()
+    (new,) = set(v["hand"]) - before
+    assert v["drawn"] == new and v["taken"] is None
+    game.play(A.discard(parse_cards(new)[0]))
+    assert game.view()["drawn"] is None
+
+
+def test_the_knockers_rearranged_melds_are_explained():
+    # Seed 196: the bot knocks and its melds at the reveal differ from its least-deadwood
+    # arrangement (the house rule); seed 0 ends without that.
+    from agents.play.terminal import show_result as text
+
+    moved = play_knock_early(Game(make_agent("knock_early"), "standard", "hand", 196, 0)).results[-1]
+    assert moved["rearranged"] and "arranged for its best score" in text(moved)
+    plain = [play_knock_early(Game(make_agent("knock_early"), "standard", "hand", s, 0)).results[-1] for s in range(3)]
+    for r in plain:
+        assert ("arranged for its best score" in text(r)) == bool(r.get("rearranged"))
+    assert any(not r.get("rearranged") for r in plain)
+
+
+def test_ctrl_c_ends_the_terminal_game_without_a_traceback():
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agents.play", "--opponent", "knock_early"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    for line in proc.stdout:  # wait for the prompt's line
+        if line.startswith("your move"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "bye" in out and "Traceback" not in err, (out, err)

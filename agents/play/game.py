@@ -66,6 +66,7 @@ class Game:
         seed = secrets.randbits(core.SEED_BITS) if seed is None else core.check_seed(seed)
         self.agent, self.rules, self.mode, self._seed, self.seat = agent, resolve(rules), mode, seed, seat
         self.state = core.init(1, self.rules, seed=seed, mode=mode)
+        self.drawn = None  # the card the person just drew from the stock, until it discards
         self.results: list = []  # every finished hand, in order
         self.moves: list = []  # every move of this hand so far: {"player", "action", "label"}
         self.last_bot_moves: list = []
@@ -114,7 +115,10 @@ class Game:
     def _step(self, action: int, who: str) -> None:
         s = self.state
         self.moves.append({"player": who, "action": action, "label": label(action), "hand": int(s.hand_no[0])})
+        before = s.hands_of(self.seat)[0].copy() if who == HUMAN and action == A.DRAW_STOCK else None
         core.step(s, np.array([action]))
+        # The card the person drew from the stock (its own card: shown until it discards).
+        self.drawn = int(np.flatnonzero(s.hands_of(self.seat)[0] & ~before)[0]) if before is not None else None
         if s.hand_ended[0]:
             self.results.append(self._result())
             self.moves = []
@@ -169,6 +173,13 @@ class Game:
                 "deadwood_cards": cards(r.knocker_deadwood_cards),
                 "deadwood": int(r.knocker_deadwood),
             }
+            # The house rule: the knocker's cards are arranged for its best score against
+            # the defender's lay-offs, which may differ from the least-deadwood one shown
+            # during play; say so where it does.
+            shown = arrangement(hands[knocker])
+            out["rearranged"] = sorted(map(tuple, shown["melds"])) != sorted(
+                map(tuple, out["hands"][who[knocker]]["melds"])
+            )
             out["hands"][who[1 - knocker]] = {
                 "melds": [cards(m) for m in r.defender_melds],
                 "deadwood_cards": cards(r.defender_deadwood_cards),
@@ -203,6 +214,7 @@ class Game:
             "hand": cards(hand),
             "arrangement": arrangement(hand),
             "taken": format_card(taken) if taken >= 0 and self.to_move == HUMAN else None,
+            "drawn": format_card(self.drawn) if self.drawn is not None and self.to_move == HUMAN else None,
             "stock_size": int(s.stock_size[0]),
             "discard_pile": pile,
             "opponent_took": cards(took),

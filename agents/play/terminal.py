@@ -42,7 +42,8 @@ def show_table(v: dict) -> str:
         lines.append(
             f"the bot took {' '.join(v['opponent_took']) or '-'}; threw {' '.join(v['opponent_discarded']) or '-'}"
         )
-    lines.append(f"your hand: {show_hand(v['arrangement'])}" + (f"   (just took {v['taken']})" if v["taken"] else ""))
+    just = f"   (just took {v['taken']})" if v["taken"] else (f"   (you drew {v['drawn']})" if v.get("drawn") else "")
+    lines.append(f"your hand: {show_hand(v['arrangement'])}" + just)
     return "\n".join(lines)
 
 
@@ -52,6 +53,13 @@ def show_result(r: dict) -> str:
         name = "you" if who == HUMAN else "bot"
         mark = " (knocked)" if r["knocker"] == who else ""
         lines.append(f"  {name:4s}{mark}: {show_hand(r['hands'][who])}")
+    if r.get("knock_card"):
+        lines.append(f"  knocked with {r['knock_card']} face down")
+    if r.get("rearranged"):
+        lines.append(
+            "  (the knocker's melds are arranged for its best score against the lay-offs, not for the "
+            "least deadwood shown during play: a house rule, docs/rules.md)"
+        )
     for lay in r["layoffs"]:
         lines.append(f"  laid off {lay['card']} onto {' '.join(lay['onto'])}")
     lines.append(f"  points: you {r['points'][HUMAN]}, bot {r['points'][BOT]}")
@@ -164,7 +172,11 @@ def main(argv=None) -> int:
         f"gin rummy against {getattr(opponent, 'name', args.opponent)}, {args.rules} rules, "
         f"{'one hand' if args.mode == 'hand' else 'a match'}"
     )
-    run(game, sys.stdin, sys.stdout, hint_policy(opponent))
+    try:
+        run(game, sys.stdin, sys.stdout, hint_policy(opponent))
+    except KeyboardInterrupt:  # Ctrl-C: end the game, no traceback
+        print("\nbye")
+        return 130
     if game.over:  # the deal is all known now: the seed replays it (--seed)
         print(f"seed {game.seed}")
     return 0
