@@ -107,9 +107,9 @@ def test_a_client_chosen_seed_is_refused_unless_the_server_allows_it(strict_serv
             state = client.post(f"/api/games/{gid}/actions", json={"action": state["legal_actions"][0]["id"]}).json()[
                 "state"
             ]
-        game = app.state.games.games[gid][0]
+        game = app.state.games.get(gid)[0]
         assert state["seed"] == str(game._seed) and int(state["seed"]) >= 0  # the record, once it is over
-        app.state.games.games.clear()
+        app.state.games.clear()
 
 
 BAD_CREATES = [
@@ -135,7 +135,7 @@ def test_a_bad_create_answers_400_and_stores_nothing(strict_server):
             r = client.post("/api/games", json=body)
             assert r.status_code == 400, (body, r.text)
             assert next(iter(body)) in r.json()["error"], (body, r.text)
-        assert not app.state.games.games
+        assert app.state.games.store.count() == 0
         deep = b"[" * 2000 + b"]" * 2000
         for body in (deep, b'{"mode": ' + deep + b"}"):
             r = client.post("/api/games", content=body, headers={"content-type": "application/json"})
@@ -147,7 +147,7 @@ def test_a_bad_create_answers_400_and_stores_nothing(strict_server):
             headers={"content-type": "application/json"},
         )
         assert r.status_code == 400 and "nests deeper" in r.json()["error"]
-        app.state.games.games.clear()
+        app.state.games.clear()
 
 
 def test_the_api_never_answers_5xx_to_any_body_and_a_refusal_changes_nothing(strict_server):
@@ -167,25 +167,25 @@ def test_the_api_never_answers_5xx_to_any_body_and_a_refusal_changes_nothing(str
     keys = st.sampled_from(["opponent", "rules", "mode", "seed", "seat", "action", "x"])
     bodies = st.one_of(st.dictionaries(keys, values, max_size=4), values)
     with httpx.Client(base_url=url, timeout=30) as client:
-        app.state.games.games.clear()
+        app.state.games.clear()
         gid = client.post("/api/games", json={"mode": "match"}).json()["id"]
 
         @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
         @given(body=bodies, target=st.sampled_from(["create", "act"]))
         def check(body, target):
-            before = {g: json.dumps(x[0].view(), sort_keys=True) for g, x in app.state.games.games.items()}
+            before = {g: app.state.games.store.load(g) for g in app.state.games.store.ids()}
             path = "/api/games" if target == "create" else f"/api/games/{gid}/actions"
             r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
             assert r.status_code < 500, (body, r.text)
             assert "error" in r.json() or r.status_code in (200, 201)
-            after = {g: json.dumps(x[0].view(), sort_keys=True) for g, x in app.state.games.games.items()}
+            after = {g: app.state.games.store.load(g) for g in app.state.games.store.ids()}
             if r.status_code >= 400:
                 assert after == before, body
             elif r.status_code == 201:  # a valid create: keep the room free
-                del app.state.games.games[r.json()["id"]]
+                app.state.games.store.delete(r.json()["id"])
 
         check()
-        app.state.games.games.clear()
+        app.state.games.clear()
 
 
 def test_creates_are_rate_limited_per_client_and_reads_do_not_keep_a_game():
@@ -201,7 +201,7 @@ def test_creates_are_rate_limited_per_client_and_reads_do_not_keep_a_game():
         games.take_token("10.0.0.1")
     assert e.value.status_code == 429 and "try again" in e.value.detail
     games.take_token("10.0.0.2")  # another client still may
-    gid = games.add(games.build({}))
+    gid = games.add(*games.build({}))
     for _ in range(3):  # polling: a read every 0.1 s
         time.sleep(0.1)
         games.get(gid)
@@ -216,11 +216,12 @@ def test_a_move_keeps_a_game_alive():
     from agents.play.server import Games
 
     games = Games(make_agent("random"), idle_seconds=0.3)
-    gid = games.add(games.build({}))
+    gid = games.add(*games.build({"mode": "match"}))
     for _ in range(5):
         time.sleep(0.1)
-        games.get(gid, moved=True)
-    assert gid in games.games
+        game = games.get(gid)[0]
+        games.move(gid, game.legal_actions()[0]["id"])
+    assert games.store.load(gid) is not None
 
 
 # ------------------------------------------------------------------ the hand cap

@@ -250,7 +250,7 @@ def test_the_api_never_sends_a_card_the_person_has_not_seen(server):
         for seed in range(3):
             r = client.post("/api/games", json={"seed": seed, "mode": "hand", "seat": seed % 2}).json()
             gid, state = r["id"], r["state"]
-            game = app.state.games.games[gid][0]
+            game = app.state.games.get(gid)[0]
             while not state["over"]:
                 assert cards_in({k: v for k, v in state.items() if k != "result"}) <= visible_cards(game)
                 action = int(rng.choice([a["id"] for a in state["legal_actions"]]))
@@ -265,13 +265,13 @@ def test_games_are_bounded_and_idle_ones_expire():
 
     games = Games(make_agent("random"), max_games=2, idle_seconds=0.2, allow_seed=True)
     for _ in range(2):
-        games.add(games.build({"seed": 1}))
+        games.add(*games.build({"seed": 1}))
     with pytest.raises(HTTPException) as e:
         games.check_room()
     assert e.value.status_code == 503
     time.sleep(0.3)
     games.check_room()  # the idle ones expired
-    assert not games.games
+    assert games.store.count() == 0
 
 
 # ---------------------------------------------------------------- the page

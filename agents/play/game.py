@@ -65,6 +65,9 @@ class Game:
             raise ValueError(f"mode must be one of {', '.join(core.MODES)}, got {mode!r}")
         seed = secrets.randbits(core.SEED_BITS) if seed is None else core.check_seed(seed)
         self.agent, self.rules, self.mode, self._seed, self.seat = agent, resolve(rules), mode, seed, seat
+        self.rules_name = rules if isinstance(rules, str) else None
+        self.actions: list = []  # the person's moves, in order: with the seeds, the whole game
+        self.history: list = []  # each finished hand: its moves and its result
         self.state = core.init(1, self.rules, seed=seed, mode=mode)
         self.drawn = None  # the card the person just drew from the stock, until it discards
         self.results: list = []  # every finished hand, in order
@@ -119,8 +122,11 @@ class Game:
         core.step(s, np.array([action]))
         # The card the person drew from the stock (its own card: shown until it discards).
         self.drawn = int(np.flatnonzero(s.hands_of(self.seat)[0] & ~before)[0]) if before is not None else None
+        if who == HUMAN:
+            self.actions.append(action)
         if s.hand_ended[0]:
             self.results.append(self._result())
+            self.history.append({"moves": self.moves, "result": self.results[-1]})
             self.moves = []
 
     def _bot_moves(self) -> list:
@@ -193,6 +199,26 @@ class Game:
                 "winner": None if s.winner[0] < 0 else who[int(s.winner[0])],
             }
         return out
+
+    # ------------------------------------------------------------------- record
+    def record(self) -> dict:
+        """The game's record, JSON-ready: every finished hand's moves and result (both
+        hands laid out), the hand in play as the person has seen it, and once the game
+        is over its seed (which replays the deal)."""
+        return {
+            "rules": self.rules_name or self.rules.to_dict(),
+            "mode": self.mode,
+            "seat": self.seat,
+            "hands": self.history,
+            "in_play": None if self.over else {"moves": [dict(m) for m in self.moves]},
+            "over": self.over,
+            "seed": str(self._seed) if self.over else None,
+        }
+
+    def replay(self, actions) -> None:
+        """Play the person's ``actions`` in order (a stored game rebuilt)."""
+        for a in actions:
+            self.play(int(a))
 
     # ---------------------------------------------------------------------- view
     def view(self) -> dict:

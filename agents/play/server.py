@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import secrets
+import sqlite3
 import time
 from pathlib import Path
 
@@ -49,6 +50,7 @@ from starlette.staticfiles import StaticFiles  # noqa: E402
 
 from agents import SHIPPED, make_agent  # noqa: E402
 from agents.play.game import Game, hint, hint_policy  # noqa: E402
+from agents.play.store import GameStore, default_path  # noqa: E402
 from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import PRESETS  # noqa: E402
 
@@ -60,10 +62,12 @@ GAME_KEYS = {"opponent": str, "rules": str, "mode": str, "seed": int, "seat": in
 
 
 class Games:
-    """The games in play, bounded in number; a game with no move for ``idle_seconds``
-    expires (reading it does not keep it alive). Creates are rate-limited per client
-    (``creates_per_minute``, a token bucket holding a burst of ``burst``), so one client
-    cannot fill the server."""
+    """The games, kept in a ``GameStore`` (SQLite) and, for speed, as live ``Game``
+    objects in this process. A game is rebuilt from its record when this process has not
+    seen its latest move (a restart, another worker), so any process may serve any game.
+    Bounded in number; a game with no move for ``idle_seconds`` expires (reading it does
+    not keep it alive). Creates are rate-limited per client (``creates_per_minute``, a
+    token bucket holding a burst of ``burst``), so one client cannot fill the server."""
 
     def __init__(
         self,
@@ -74,21 +78,23 @@ class Games:
         allow_seed: bool = False,
         creates_per_minute: float = 30.0,
         burst: int = 10,
+        store: GameStore | None = None,
     ):
         self.bot, self.max_games, self.idle_seconds = bot, max_games, idle_seconds
         self.allow_seed, self.rate, self.burst = allow_seed, creates_per_minute / 60.0, burst
         self.hinter = hint_policy(bot)
-        self.games: dict = {}  # id -> (Game, asyncio.Lock, time of the last move)
+        self.store = store if store is not None else GameStore(":memory:")
+        self.cache: dict = {}  # id -> (Game, the version of its record it reflects)
+        self.locks: dict = {}  # id -> asyncio.Lock: one request at a time per game here
         self.buckets: dict = {}  # client -> (tokens, when)
 
     def expire(self) -> None:
-        now = time.monotonic()
-        for gid in [g for g, (_, _, used) in self.games.items() if now - used > self.idle_seconds]:
-            del self.games[gid]
+        if self.store.expire(self.idle_seconds):
+            self.cache = {g: v for g, v in self.cache.items() if self.store.load(g) is not None}
 
     def check_room(self) -> None:
         self.expire()
-        if len(self.games) >= self.max_games:
+        if self.store.count() >= self.max_games:
             raise HTTPException(503, f"the server holds its limit of {self.max_games} games; try again later")
 
     def take_token(self, client: str) -> None:
@@ -105,32 +111,77 @@ class Games:
                 c: (t, w) for c, (t, w) in self.buckets.items() if now - w < self.burst / max(self.rate, 1e-9)
             }
 
-    def build(self, options: dict) -> Game:
-        """A new game from the request's options (checked by ``check_options``)."""
-        opponent = options.get("opponent", "bot")
-        agent = self.bot if opponent == "bot" else make_agent(opponent, seed=secrets.randbits(64))
-        return Game(
-            agent,
-            options.get("rules", "standard"),
-            options.get("mode", "match"),
-            options.get("seed"),
-            options.get("seat", 0),
-        )
+    def build(self, options: dict) -> tuple[Game, dict]:
+        """A new game from the request's options (checked by ``check_options``), and the
+        record that rebuilds it."""
+        seed = options.get("seed")
+        record = {
+            "opponent": options.get("opponent", "bot"),
+            "agent_seed": secrets.randbits(63),
+            "rules": options.get("rules", "standard"),
+            "mode": options.get("mode", "match"),
+            "seat": options.get("seat", 0),
+            "seed": str(secrets.randbits(128) if seed is None else seed),
+            "actions": [],
+        }
+        return self.rebuild(record), record
 
-    def add(self, game: Game) -> str:
+    def rebuild(self, record: dict) -> Game:
+        """The game a record describes: dealt from its seeds, the person's moves replayed."""
+        opponent = record["opponent"]
+        agent = self.bot if opponent == "bot" else make_agent(opponent, seed=record["agent_seed"])
+        game = Game(agent, record["rules"], record["mode"], int(record["seed"]), record["seat"])
+        game.replay(record["actions"])
+        return game
+
+    def add(self, game: Game, record: dict) -> str:
         gid = secrets.token_urlsafe(9)
-        self.games[gid] = (game, asyncio.Lock(), time.monotonic())
+        self.store.create(gid, record)
+        self._keep(gid, game, 0)
         return gid
 
-    def get(self, gid: str, moved: bool = False) -> tuple[Game, asyncio.Lock]:
-        """The game ``gid``, or 404; ``moved`` marks it used now (a move, not a read)."""
+    def _keep(self, gid: str, game: Game, version: int) -> None:
+        self.cache[gid] = (game, version)
+        while len(self.cache) > self.max_games:  # the oldest live game goes; its record stays
+            self.cache.pop(next(iter(self.cache)))
+
+    def clear(self) -> None:
+        """Drop every game (the store's records too)."""
+        for gid in self.store.ids():
+            self.store.delete(gid)
+        self.cache.clear()
+
+    def lock(self, gid: str) -> asyncio.Lock:
+        return self.locks.setdefault(gid, asyncio.Lock())
+
+    def get(self, gid: str) -> tuple[Game, dict, int]:
+        """``(game, record, version)`` of the game ``gid``, or 404 (reading it does not
+        keep it alive)."""
         self.expire()
-        if gid not in self.games:
+        row = self.store.load(gid)
+        if row is None:
+            self.cache.pop(gid, None)
             raise HTTPException(404, f"no game {gid!r} (it may have expired)")
-        game, lock, used = self.games[gid]
-        if moved:
-            self.games[gid] = (game, lock, time.monotonic())
-        return game, lock
+        record, version = row
+        cached = self.cache.get(gid)
+        if cached is not None and cached[1] == version:
+            return cached[0], record, version
+        game = self.rebuild(record)
+        self._keep(gid, game, version)
+        return game, record, version
+
+    def move(self, gid: str, action) -> tuple[Game, list]:
+        """The person's move in game ``gid`` and the bot's replies, stored; a
+        ``ValueError`` (nothing applied or stored) for an illegal one."""
+        for _ in range(3):
+            game, record, version = self.get(gid)
+            bot_moves = game.play(action)
+            moved = {**record, "actions": [*record["actions"], int(action)]}
+            if self.store.save(gid, moved, version):
+                self._keep(gid, game, version + 1)
+                return game, bot_moves
+            self.cache.pop(gid, None)  # another process moved first: rebuild, try again
+        raise HTTPException(409, "the game moved on in another process; reload it")
 
 
 def check_options(options: dict, allow_seed: bool) -> dict:
@@ -217,46 +268,56 @@ def make_app(
     *,
     allow_seed: bool = False,
     creates_per_minute: float = 30.0,
+    store: GameStore | None = None,
 ) -> Starlette:
-    games = Games(bot, max_games, idle_seconds, allow_seed=allow_seed, creates_per_minute=creates_per_minute)
+    games = Games(
+        bot, max_games, idle_seconds, allow_seed=allow_seed, creates_per_minute=creates_per_minute, store=store
+    )
 
     async def create(request: Request):
         options = check_options(await read_json(request, required=False), games.allow_seed)
         games.check_room()
         games.take_token(request.client.host if request.client else "?")
         try:
-            game = await run_in_threadpool(games.build, options)
+            game, record = await run_in_threadpool(games.build, options)
             state = game.view()
         except ValueError as e:  # nothing was stored
             raise HTTPException(400, str(e)) from None
         games.check_room()
-        gid = games.add(game)
+        gid = games.add(game, record)
         return JSONResponse({"id": gid, "state": state}, status_code=201)
 
     async def show(request: Request):
         gid = request.path_params["gid"]
-        game, _ = games.get(gid)
-        return JSONResponse({"id": gid, "state": game.view()})
+        async with games.lock(gid):
+            game, _, _ = await run_in_threadpool(games.get, gid)
+            return JSONResponse({"id": gid, "state": game.view()})
+
+    async def record(request: Request):
+        gid = request.path_params["gid"]
+        async with games.lock(gid):
+            game, _, _ = await run_in_threadpool(games.get, gid)
+            return JSONResponse({"id": gid, "record": game.record()})
 
     async def act(request: Request):
         gid = request.path_params["gid"]
-        game, lock = games.get(gid)
         data = await read_json(request, required=True)
         if set(data) != {"action"}:
             raise HTTPException(400, 'the body must be {"action": <action id>}')
-        async with lock:  # one move at a time per game
+        async with games.lock(gid):  # one move at a time per game (across processes: the store's version)
+            game, _, _ = await run_in_threadpool(games.get, gid)
             try:
-                bot_moves = await run_in_threadpool(game.play, data["action"])
+                game, bot_moves = await run_in_threadpool(games.move, gid, data["action"])
             except ValueError as e:
                 return JSONResponse({"error": str(e), "legal_actions": game.legal_actions()}, status_code=422)
-            games.get(gid, moved=True)
             return JSONResponse({"id": gid, "state": game.view(), "bot_moves": bot_moves})
 
     async def tip(request: Request):
-        game, lock = games.get(request.path_params["gid"])
+        gid = request.path_params["gid"]
         if games.hinter is None:
             raise HTTPException(404, "no trained policy at hand for hints")
-        async with lock:
+        async with games.lock(gid):
+            game, _, _ = await run_in_threadpool(games.get, gid)
             return JSONResponse({"hint": await run_in_threadpool(hint, game, games.hinter)})
 
     async def error(request: Request, exc: HTTPException):
@@ -269,6 +330,7 @@ def make_app(
         Route("/", page),
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{gid}", show, methods=["GET"]),
+        Route("/api/games/{gid}/record", record, methods=["GET"]),
         Route("/api/games/{gid}/actions", act, methods=["POST"]),
         Route("/api/games/{gid}/hint", tip, methods=["GET"]),
         Mount("/static", StaticFiles(directory=WEB), name="static"),
@@ -278,6 +340,33 @@ def make_app(
     return app
 
 
+SETTINGS_ENV = "GINENV_SERVE_SETTINGS"  # how ``--workers`` hands each worker its settings
+
+
+def _app_from_settings(settings: dict) -> Starlette:
+    bot = make_agent(settings["opponent"])
+    if hasattr(bot, "probabilities"):  # a trained policy: torch is loaded anyway
+        import torch
+
+        torch.set_num_threads(settings["torch_threads"])
+    return make_app(
+        bot,
+        settings["max_games"],
+        settings["idle_seconds"],
+        allow_seed=settings["allow_seed"],
+        creates_per_minute=settings["creates_per_minute"],
+        store=GameStore(settings["db"]),
+    )
+
+
+def worker_app() -> Starlette:
+    """The app of one of ``--workers`` processes (uvicorn's factory), from the settings
+    the command put in the environment."""
+    import os
+
+    return _app_from_settings(json.loads(os.environ[SETTINGS_ENV]))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m agents.serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -285,6 +374,12 @@ def main(argv=None) -> int:
     p.add_argument("--opponent", default=str(SHIPPED), help="the bot: a baseline name or a checkpoint")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
+    p.add_argument(
+        "--db",
+        default=str(default_path()),
+        help="the SQLite file the games are kept in (default: %(default)s; ':memory:' keeps them in this process)",
+    )
+    p.add_argument("--workers", type=int, default=1, help="server processes sharing the --db file (uvicorn workers)")
     p.add_argument("--max-games", type=int, default=1000, help="games held at once")
     p.add_argument("--idle-minutes", type=float, default=30.0, help="a game with no move for this long expires")
     p.add_argument(
@@ -309,32 +404,40 @@ def main(argv=None) -> int:
         or not 0 < args.creates_per_minute < 1e9
     ):
         p.error("--max-games must be >= 1, --idle-minutes and --creates-per-minute > 0, and --port 0..65535")
-    if args.torch_threads < 1:
-        p.error("--torch-threads must be >= 1")
+    if args.torch_threads < 1 or not 1 <= args.workers <= 64:
+        p.error("--torch-threads must be >= 1 and --workers from 1 to 64")
+    if args.workers > 1 and args.db == ":memory:":
+        p.error("--workers > 1 share the games through a --db file, not ':memory:'")
+    settings = {
+        "opponent": args.opponent,
+        "max_games": args.max_games,
+        "idle_seconds": args.idle_minutes * 60,
+        "allow_seed": args.allow_seed,
+        "creates_per_minute": args.creates_per_minute,
+        "torch_threads": args.torch_threads,
+        "db": args.db,
+    }
     try:
-        bot = make_agent(args.opponent)
-    except (ValueError, ImportError) as e:
+        app = _app_from_settings(settings)  # every problem found here, before any worker starts
+    except (ValueError, ImportError, OSError, sqlite3.Error) as e:
         p.error(str(e))
+    import os
+
     import uvicorn
 
-    if hasattr(bot, "probabilities"):  # a trained policy: torch is loaded anyway
-        import torch
-
-        torch.set_num_threads(args.torch_threads)
-
-    print(f"playing {getattr(bot, 'name', args.opponent)} at http://{args.host}:{args.port}/", flush=True)
-    uvicorn.run(
-        make_app(
-            bot,
-            args.max_games,
-            args.idle_minutes * 60,
-            allow_seed=args.allow_seed,
-            creates_per_minute=args.creates_per_minute,
-        ),
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-    )
+    print(f"playing {args.opponent} at http://{args.host}:{args.port}/ (games in {args.db})", flush=True)
+    if args.workers == 1:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    else:
+        os.environ[SETTINGS_ENV] = json.dumps(settings)
+        uvicorn.run(
+            "agents.play.server:worker_app",
+            factory=True,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+        )
     return 0
 
 
