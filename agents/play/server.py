@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import secrets
 import sqlite3
 import time
@@ -43,6 +44,8 @@ require("serve", what="the web server (python -m agents.serve)", main=__name__ =
 from starlette.applications import Starlette  # noqa: E402
 from starlette.concurrency import run_in_threadpool  # noqa: E402
 from starlette.exceptions import HTTPException  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
+from starlette.middleware.base import BaseHTTPMiddleware  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import FileResponse, JSONResponse  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
@@ -87,8 +90,15 @@ class Games:
         self.cache: dict = {}  # id -> (Game, the version of its record it reflects)
         self.locks: dict = {}  # id -> asyncio.Lock: one request at a time per game here
         self.buckets: dict = {}  # client -> (tokens, when)
+        self._expired = float("-inf")  # when expire last ran
 
     def expire(self) -> None:
+        """Drop the expired games, at most every ``idle_seconds / 10`` (a write of the
+        store: not one per request, which workers would queue on)."""
+        now = time.monotonic()
+        if now - self._expired < min(self.idle_seconds / 10, 5.0):
+            return
+        self._expired = now
         if self.store.expire(self.idle_seconds):
             self.cache = {g: v for g, v in self.cache.items() if self.store.load(g) is not None}
 
@@ -335,12 +345,18 @@ def make_app(
         Route("/api/games/{gid}/hint", tip, methods=["GET"]),
         Mount("/static", StaticFiles(directory=WEB), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error}, middleware=[Middleware(ServedBy)])
     app.state.games = games
     return app
 
 
-SETTINGS_ENV = "GINENV_SERVE_SETTINGS"  # how ``--workers`` hands each worker its settings
+class ServedBy(BaseHTTPMiddleware):
+    """Names the process that answered (``X-Served-By``: several with ``--workers``)."""
+
+    async def dispatch(self, request, call_next):
+        response = await call_next(request)
+        response.headers["X-Served-By"] = str(os.getpid())
+        return response
 
 
 def _app_from_settings(settings: dict) -> Starlette:
@@ -359,14 +375,6 @@ def _app_from_settings(settings: dict) -> Starlette:
     )
 
 
-def worker_app() -> Starlette:
-    """The app of one of ``--workers`` processes (uvicorn's factory), from the settings
-    the command put in the environment."""
-    import os
-
-    return _app_from_settings(json.loads(os.environ[SETTINGS_ENV]))
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m agents.serve", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -379,7 +387,7 @@ def main(argv=None) -> int:
         default=str(default_path()),
         help="the SQLite file the games are kept in (default: %(default)s; ':memory:' keeps them in this process)",
     )
-    p.add_argument("--workers", type=int, default=1, help="server processes sharing the --db file (uvicorn workers)")
+    p.add_argument("--workers", type=int, default=1, help="server processes on one port, sharing the --db file")
     p.add_argument("--max-games", type=int, default=1000, help="games held at once")
     p.add_argument("--idle-minutes", type=float, default=30.0, help="a game with no move for this long expires")
     p.add_argument(
@@ -421,24 +429,59 @@ def main(argv=None) -> int:
         app = _app_from_settings(settings)  # every problem found here, before any worker starts
     except (ValueError, ImportError, OSError, sqlite3.Error) as e:
         p.error(str(e))
-    import os
-
     import uvicorn
 
     print(f"playing {args.opponent} at http://{args.host}:{args.port}/ (games in {args.db})", flush=True)
     if args.workers == 1:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     else:
-        os.environ[SETTINGS_ENV] = json.dumps(settings)
-        uvicorn.run(
-            "agents.play.server:worker_app",
-            factory=True,
-            workers=args.workers,
-            host=args.host,
-            port=args.port,
-            log_level="warning",
-        )
+        serve_workers(settings, args.host, args.port, args.workers)
     return 0
+
+
+def _listener(host: str, port: int):
+    """A TCP listening socket that other processes may bind too (SO_REUSEPORT: the
+    kernel spreads the connections), made as a TCP socket so that asyncio sets
+    TCP_NODELAY on its connections (uvicorn's own --workers socket has proto 0, and its
+    answers then wait ~40 ms on delayed ACKs)."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    return sock
+
+
+def _worker(settings: dict, host: str, port: int) -> None:
+    import uvicorn
+
+    sock = _listener(host, port)
+    server = uvicorn.Server(uvicorn.Config(_app_from_settings(settings), log_level="warning"))
+    server.run(sockets=[sock])
+
+
+def serve_workers(settings: dict, host: str, port: int, workers: int) -> None:
+    """``workers`` server processes on one port, sharing the games through the store;
+    SIGINT or SIGTERM stops them all."""
+    import multiprocessing
+    import signal
+
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_worker, args=(settings, host, port), daemon=True) for _ in range(workers)]
+    for proc in procs:
+        proc.start()
+
+    def stop(signum, frame):
+        for proc in procs:
+            proc.terminate()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    for proc in procs:
+        proc.join()
 
 
 if __name__ == "__main__":

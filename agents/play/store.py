@@ -51,20 +51,22 @@ class GameStore:
         with self._connect() as db:
             db.execute(SCHEMA)
 
-    def _connect(self) -> sqlite3.Connection:
-        """One connection per thread (a memory store shares its single connection)."""
+    def _connect(self, write: bool = True):
+        """A transaction on this thread's connection (a memory store shares its single
+        connection): ``write`` takes the write lock at once, a read shares the file with
+        other processes' readers and writer (WAL)."""
         if self.path == ":memory:":
             if self._memory is None:
                 self._memory = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
                 self._lock = threading.Lock()
-            return _Locked(self._memory, self._lock)
+            return _Locked(self._memory, self._lock, write)
         db = getattr(self._local, "db", None)
         if db is None:
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # a commit survives a crash of the process
             self._local.db = db
-        return _Plain(db)
+        return _Plain(db, write)
 
     def create(self, gid: str, record: dict) -> None:
         with self._connect() as db:
@@ -75,7 +77,7 @@ class GameStore:
 
     def load(self, gid: str):
         """``(record, version)``, or None for an unknown game."""
-        with self._connect() as db:
+        with self._connect(write=False) as db:
             row = db.execute("SELECT record, version FROM games WHERE id = ?", (gid,)).fetchone()
         return None if row is None else (json.loads(row[0]), int(row[1]))
 
@@ -90,11 +92,11 @@ class GameStore:
         return cur.rowcount == 1
 
     def ids(self) -> list:
-        with self._connect() as db:
+        with self._connect(write=False) as db:
             return [r[0] for r in db.execute("SELECT id FROM games ORDER BY id")]
 
     def count(self) -> int:
-        with self._connect() as db:
+        with self._connect(write=False) as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def expire(self, idle_seconds: float) -> int:
@@ -111,11 +113,11 @@ class GameStore:
 class _Plain:
     """A connection as a context manager: one transaction (commit, or roll back)."""
 
-    def __init__(self, db):
-        self.db = db
+    def __init__(self, db, write: bool = True):
+        self.db, self.write = db, write
 
     def __enter__(self):
-        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
         return self.db
 
     def __exit__(self, kind, value, tb):
@@ -126,8 +128,8 @@ class _Plain:
 class _Locked(_Plain):
     """The memory store's one connection, shared by threads one at a time."""
 
-    def __init__(self, db, lock):
-        super().__init__(db)
+    def __init__(self, db, lock, write: bool = True):
+        super().__init__(db, write)
         self.lock = lock
 
     def __enter__(self):
