@@ -385,3 +385,102 @@ def test_ctrl_c_ends_the_terminal_game_without_a_traceback():
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "bye" in out and "Traceback" not in err, (out, err)
+
+
+# ------------------------------------------------ the page, second round
+@pytest.fixture
+def chromium_page(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("Debian's chromium is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        yield browser, server[0]
+        browser.close()
+
+
+def settle(page):
+    page.wait_for_function("document.body.dataset.pending === '0' && game !== null")
+
+
+def first_moves(page, n):
+    for _ in range(n):
+        ids = page.evaluate("game.state.legal_actions.map(a => a.id)")
+        if A.PASS in ids:
+            page.click("#pass")
+        elif A.DRAW_STOCK in ids:
+            page.click("#stock")
+        else:
+            page.click(f"#hand [data-card='{format_card(A.card_of(min(a for a in ids if a < A.KNOCK)))}']")
+        settle(page)
+
+
+def test_a_reload_mid_match_resumes_the_same_match_and_new_game_asks_first(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    first_moves(page, 4)
+    gid, hand = page.evaluate("game.id"), page.evaluate("game.state.hand")
+    assert f"game={gid}" in page.url
+    page.reload()
+    settle(page)
+    assert page.evaluate("game.id") == gid and page.evaluate("game.state.hand") == hand
+    shown = page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.card)")
+    assert sorted(shown) == sorted(hand)
+    page.once("dialog", lambda d: d.dismiss())  # "abandon this match?" - no
+    page.click("#new")
+    settle(page)
+    assert page.evaluate("game.id") == gid
+    page.once("dialog", lambda d: d.accept())  # yes
+    page.click("#new")
+    page.wait_for_function(f"game.id !== {json.dumps(gid)}")
+    assert f"game={page.evaluate('game.id')}" in page.url
+
+
+def test_the_page_fits_a_phone_with_no_horizontal_overflow(chromium_page):
+    browser, url = chromium_page
+    for width, height in ((390, 844), (360, 740), (430, 932)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(url + "/")
+        settle(page)
+        first_moves(page, 3)  # the discard turn: eleven cards, every button shown
+        layout = page.evaluate(
+            """() => ({
+                scroll: document.documentElement.scrollWidth,
+                inner: innerWidth,
+                right: Math.max(...[...document.querySelectorAll('button, select, .card')]
+                    .map(e => e.getBoundingClientRect().right)),
+                rows: new Set([...document.querySelectorAll('#hand .card')]
+                    .map(e => Math.round(e.getBoundingClientRect().top / 40))).size,
+            })"""
+        )
+        assert layout["scroll"] <= width and layout["right"] <= width + 0.5, (width, layout)
+        assert layout["rows"] <= 2, (width, layout)  # the hand in one or two rows
+        page.close()
+
+
+def test_the_page_offers_each_opponent_and_preset_and_names_the_drawn_card(chromium_page):
+    httpx = pytest.importorskip("httpx")
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    options = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
+    assert options == ["bot", "knock_early", "gin_hunter", "patient", "random"]
+    assert "pagat" in page.eval_on_selector_all("#rules option", "els => els.map(e => e.value)")
+    page.select_option("#opponent", "gin_hunter")
+    page.select_option("#rules", "pagat")
+    page.once("dialog", lambda d: d.accept())
+    page.click("#new")
+    settle(page)
+    record = httpx.get(f"{url}/api/games/{page.evaluate('game.id')}/record").json()["record"]
+    assert record["rules"] == "pagat"  # the page's choice reached the server
+    while A.DRAW_STOCK not in page.evaluate("game.state.legal_actions.map(a => a.id)"):
+        first_moves(page, 1)
+    page.click("#stock")
+    settle(page)
+    drawn = page.evaluate("game.state.drawn")
+    assert drawn and page.eval_on_selector_all("#hand .card.drawn", "els => els.map(e => e.dataset.card)") == [drawn]
+    assert page.inner_text("#pile-size") == str(len(page.evaluate("game.state.discard_pile")))

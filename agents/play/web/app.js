@@ -37,12 +37,33 @@ async function api(method, path, body) {
 
 function legal(id) { return game.state.legal_actions.some((a) => a.id === id); }
 
-async function newGame() {
+async function newGame(ask = true) {
+  // A match in play is not thrown away without asking.
+  if (ask && game && !game.state.over && (game.state.hands_played || game.state.moves.some((m) => m.player === "human"))
+      && !confirm("Abandon this match and start a new one?")) return;
   shownResults = 0;
   knocking = false;
-  game = await api("POST", "/api/games", { mode: $("mode").value });
+  game = await api("POST", "/api/games", { mode: $("mode").value, opponent: $("opponent").value, rules: $("rules").value });
+  history.replaceState(null, "", "?game=" + encodeURIComponent(game.id));  // a reload resumes it
   $("log").innerHTML = "";
+  $("news").textContent = "";
   render(game.state.bot_moves);
+}
+
+async function resume() {
+  // The game id in the URL: the same match after a reload (or on another tab).
+  const gid = new URLSearchParams(location.search).get("game");
+  if (!gid) return newGame(false);
+  try {
+    const out = await api("GET", `/api/games/${encodeURIComponent(gid)}`);
+    game = { id: out.id, state: out.state };
+    shownResults = out.state.hands_played || 0;
+    $("mode").value = out.state.mode;
+    render([]);
+  } catch (e) {
+    await newGame(false);
+    $("prompt").textContent = `That game is gone (${e.message}): a new one.`;
+  }
 }
 
 async function play(action) {
@@ -78,6 +99,10 @@ function render(botMoves) {
   $("stock").disabled = !legal(DRAW);
   const pile = $("pile");
   pile.innerHTML = "";
+  $("pile-size").textContent = s.discard_pile.length;
+  const list = $("pile-list");
+  list.innerHTML = "";
+  s.discard_pile.forEach((c) => list.appendChild(cardEl(c, { small: true })));
   const shown = s.discard_pile.slice(-6);
   shown.forEach((c, i) => {
     const el = cardEl(c, { button: i === shown.length - 1 });
@@ -89,8 +114,10 @@ function render(botMoves) {
     } else el.classList.add("under");
     pile.appendChild(el);
   });
-  if (botMoves && botMoves.length) {
-    $("news").textContent = "Bot: " + botMoves.map((m) => m.label).join(", then ");
+  if (botMoves && botMoves.length) {  // the bot's moves, hand by hand (a new hand's apart)
+    const hands = [...new Set(botMoves.map((m) => m.hand))];
+    $("news").textContent = hands.map((h) => (hands.length > 1 ? `Hand ${h}: ` : "") + "Bot: " +
+      botMoves.filter((m) => m.hand === h).map((m) => m.label).join(", then ")).join(" · ");
   }
   // your hand, sorted into melds
   const hand = $("hand");
@@ -108,6 +135,7 @@ function render(botMoves) {
       el.disabled = !can;
       el.dataset.index = index++;
       if (c === s.taken) el.classList.add("taken");
+      if (c === s.drawn) { el.classList.add("drawn"); el.title = "you drew this card"; }
       if (knocking && legal(KNOCK + id)) el.classList.add("knockable");
       el.onclick = () => play(knocking ? KNOCK + id : id);
       box.appendChild(el);
@@ -127,6 +155,7 @@ function render(botMoves) {
   $("prompt").textContent = s.over ? "Game over: start a new one." :
     knocking ? "Knock: click the card to lay face down." : prompt(s);
   const log = $("log");
+  $("log-title").textContent = `Hand ${s.hand_no}`;
   log.innerHTML = "";
   s.moves.forEach((m) => {
     const li = document.createElement("li");
@@ -177,11 +206,26 @@ function showResult(r, s) {
     row.append(` deadwood ${a.deadwood} · ${r.points[p]} points`);
     body.appendChild(row);
   }
+  if (r.knock_card) {
+    const k = document.createElement("p");
+    k.className = "knock-card";
+    k.textContent = `${who[r.knocker]} knocked with ${r.knock_card} face down.`;
+    body.appendChild(k);
+  }
+  if (r.rearranged) {
+    const k = document.createElement("p");
+    k.textContent = "(The knocker's melds are arranged for its best score against the lay-offs.)";
+    body.appendChild(k);
+  }
   if (r.layoffs.length) {
     const lay = document.createElement("p");
     lay.textContent = "Laid off: " + r.layoffs.map((l) => `${l.card} onto ${l.onto.join(" ")}`).join("; ");
     body.appendChild(lay);
   }
+  const total = document.createElement("p");
+  total.className = "running";
+  total.textContent = `Score: you ${s.scores.human}, bot ${s.scores.bot} (to ${s.target}).`;
+  body.appendChild(total);
   if (r.match) {
     const m = document.createElement("p");
     m.className = "match";
@@ -213,7 +257,7 @@ function markSelected() {
   document.querySelectorAll("#hand .card").forEach((el) => el.classList.toggle("selected", +el.dataset.index === selected));
 }
 
-$("new").onclick = newGame;
+$("new").onclick = () => newGame();
 $("stock").onclick = () => play(DRAW);
 $("draw").onclick = () => play(DRAW);
 $("take").onclick = () => play(TAKE);
@@ -244,4 +288,4 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "Escape") { knocking = false; render(); }
 });
 
-newGame();
+resume();
