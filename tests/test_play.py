@@ -484,3 +484,69 @@ def test_the_page_offers_each_opponent_and_preset_and_names_the_drawn_card(chrom
     drawn = page.evaluate("game.state.drawn")
     assert drawn and page.eval_on_selector_all("#hand .card.drawn", "els => els.map(e => e.dataset.card)") == [drawn]
     assert page.inner_text("#pile-size") == str(len(page.evaluate("game.state.discard_pile")))
+
+
+def test_a_finished_hand_replays_move_by_move_with_both_hands(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    page.select_option("#mode", "hand")
+    page.once("dialog", lambda d: d.accept())
+    page.click("#new")
+    settle(page)
+    for _ in range(300):
+        if not page.is_hidden("#result"):
+            break
+        ids = page.evaluate("game.state.legal_actions.map(a => a.id)")
+        knocks = [a for a in ids if A.is_knock(a)]
+        if knocks:
+            page.click("#knock")
+            page.click(f"#hand [data-card='{format_card(A.card_of(knocks[0]))}']")
+            settle(page)
+        else:
+            first_moves(page, 1)
+    assert not page.is_hidden("#result")
+    final_pile = page.evaluate("game.state.discard_pile")
+    page.click("#replay-open")
+    page.wait_for_selector("#replay:not([hidden])")
+    assert len(page.query_selector_all("#replay-hands .result-row")) == 2  # both hands laid out
+    n = len(page.query_selector_all("#replay-moves li"))
+    assert n >= 3 and page.inner_text("#replay-where") == f"move 0 of {n}"
+    for _ in range(n):
+        page.click("#replay-next")
+    assert page.inner_text("#replay-where") == f"move {n} of {n}" and page.is_disabled("#replay-next")
+    shown = page.eval_on_selector_all("#replay-pile .card", "els => els.map(e => e.dataset.card)")
+    assert shown == final_pile  # the pile rebuilt move by move ends as the game's
+
+
+def test_the_terminal_saves_the_games_record_and_replays_it(tmp_path):
+    seed, seat = 11, 1
+    script = Game(make_agent("knock_early"), "standard", "hand", seed, seat)
+    lines = []
+    while not script.over:
+        legal = script.legal_actions()
+        knocks = [a["id"] for a in legal if A.is_knock(a["id"])]
+        action = knocks[0] if knocks else legal[-1]["id"]
+        lines.append(typed(action))
+        script.play(action)
+    saved = tmp_path / "game.json"
+    common = [sys.executable, "-m", "agents.play", "--opponent", "knock_early", "--mode", "hand"]
+    out = subprocess.run(
+        [*common, "--seed", str(seed), "--seat", str(seat), "--save", str(saved)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    record = json.loads(saved.read_text())
+    assert record == json.loads(json.dumps(script.record()))  # the same record the API serves
+    shown = subprocess.run([*common, "--load", str(saved)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert shown.returncode == 0 and f"seed {seed}" in shown.stdout
+    assert shown.stdout.count(". you: ") == sum(m["player"] == "human" for m in record["hands"][0]["moves"])
+    broken = tmp_path / "broken.json"
+    broken.write_text("[1, 2]")
+    bad = subprocess.run([*common, "--load", str(broken)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert bad.returncode == 2 and "not a game record" in bad.stderr

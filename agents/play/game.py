@@ -69,6 +69,7 @@ class Game:
         self.actions: list = []  # the person's moves, in order: with the seeds, the whole game
         self.history: list = []  # each finished hand: its moves and its result
         self.state = core.init(1, self.rules, seed=seed, mode=mode)
+        self.upcard = format_card(self.state.pile[0, 0])  # this hand's first face-up card
         self.drawn = None  # the card the person just drew from the stock, until it discards
         self.results: list = []  # every finished hand, in order
         self.moves: list = []  # every move of this hand so far: {"player", "action", "label"}
@@ -126,8 +127,10 @@ class Game:
             self.actions.append(action)
         if s.hand_ended[0]:
             self.results.append(self._result())
-            self.history.append({"moves": self.moves, "result": self.results[-1]})
+            self.history.append({"upcard": self.upcard, "moves": self.moves, "result": self.results[-1]})
             self.moves = []
+            if not s.done[0]:  # the next hand is dealt
+                self.upcard = format_card(s.pile[0, 0])
 
     def _bot_moves(self) -> list:
         out = []

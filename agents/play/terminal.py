@@ -13,8 +13,10 @@ can be scripted.
 from __future__ import annotations
 
 import argparse
+import json
 import secrets
 import sys
+from pathlib import Path
 
 from agents import SHIPPED, make_agent
 from agents.play.game import BOT, HUMAN, Game, hint, hint_policy, parse_move
@@ -159,7 +161,21 @@ def main(argv=None) -> int:
         help="the deal's seed, to replay a game (default: 128 random bits; shown when the game is over)",
     )
     p.add_argument("--seat", type=int, default=0, choices=[0, 1], help="your seat (0 or 1)")
+    p.add_argument("--save", metavar="FILE", help="write the game's record (JSON) here when you stop")
+    p.add_argument("--load", metavar="FILE", help="replay a saved record (or one from the server's API) and exit")
     args = p.parse_args(argv)
+    if args.load:
+        try:
+            record = json.loads(Path(args.load).read_text())
+            print(show_record(record.get("record", record)))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            p.error(f"--load {args.load}: not a game record ({e})")
+        return 0
+    if args.save:
+        try:
+            Path(args.save).write_text("{}")  # found unwritable now, not after the game
+        except OSError as e:
+            p.error(f"--save {args.save}: cannot write there ({e.strerror})")
     if args.seed is not None and not 0 <= args.seed < 1 << core.SEED_BITS:
         p.error(f"--seed must be an integer from 0 to 2**{core.SEED_BITS} - 1, got {args.seed}")
     seed = args.seed if args.seed is not None else secrets.randbits(core.SEED_BITS)
@@ -172,14 +188,36 @@ def main(argv=None) -> int:
         f"gin rummy against {getattr(opponent, 'name', args.opponent)}, {args.rules} rules, "
         f"{'one hand' if args.mode == 'hand' else 'a match'}"
     )
+    code = 0
     try:
         run(game, sys.stdin, sys.stdout, hint_policy(opponent))
     except KeyboardInterrupt:  # Ctrl-C: end the game, no traceback
         print("\nbye")
-        return 130
+        code = 130
+    if args.save:
+        Path(args.save).write_text(json.dumps(game.record(), indent=2))
+        print(f"record saved to {args.save} (replay it with --load {args.save})")
     if game.over:  # the deal is all known now: the seed replays it (--seed)
         print(f"seed {game.seed}")
-    return 0
+    return code
+
+
+def show_record(record: dict) -> str:
+    """A saved record as text: each finished hand's moves and result, then the hand in
+    play as far as it was seen."""
+    lines = [f"a game record: {record['mode']}, rules {record['rules']}, you in seat {record['seat']}"]
+    for h in record["hands"]:
+        lines.append(f"\nhand {h['result']['hand']}: the upcard {h.get('upcard', '?')}")
+        for i, m in enumerate(h["moves"], 1):
+            lines.append(f"  {i:3d}. {'you' if m['player'] == HUMAN else 'bot'}: {m['label']}")
+        lines.append(show_result(h["result"]))
+    if record.get("in_play"):
+        lines.append("\nthe hand in play (as you saw it):")
+        for i, m in enumerate(record["in_play"]["moves"], 1):
+            lines.append(f"  {i:3d}. {'you' if m['player'] == HUMAN else 'bot'}: {m['label']}")
+    if record.get("seed"):
+        lines.append(f"\nseed {record['seed']}")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -238,6 +238,70 @@ function showResult(r, s) {
   $("next").focus();
 }
 
+// ---------------------------------------------------------------- the replay
+let replay = null;  // {hand (from the record), step}
+
+async function openReplay() {
+  const out = await api("GET", `/api/games/${game.id}/record`);
+  const hands = out.record.hands;
+  if (!hands.length) return;
+  replay = { hand: hands[hands.length - 1], step: 0 };
+  $("result").hidden = true;
+  $("replay").hidden = false;
+  drawReplay();
+}
+
+function pileAfter(hand, step) {
+  // The discard pile after the first `step` moves: discards go on it, a take lifts the top.
+  const pile = [hand.upcard];
+  hand.moves.slice(0, step).forEach((m) => {
+    if (m.action !== null && m.action < DRAW) pile.push(m.label.split(" ").pop());  // a discard, or the knock card
+    else if (m.action === TAKE) pile.pop();
+  });
+  return pile;
+}
+
+function drawReplay() {
+  const h = replay.hand, n = h.moves.length;
+  $("replay-title").textContent = `Replay of hand ${h.result.hand}: ${h.result.kind.replace("_", " ")}`;
+  const box = $("replay-hands");
+  box.innerHTML = "";
+  for (const p of ["human", "bot"]) {
+    const row = document.createElement("div");
+    row.className = "result-row";
+    row.append(p === "human" ? "You: " : "Bot: ");
+    const a = h.result.hands[p];
+    a.melds.concat([a.deadwood_cards]).forEach((m, i) => {
+      const g = document.createElement("span");
+      g.className = "group" + (i < a.melds.length ? " meld" : "");
+      m.forEach((c) => g.appendChild(cardEl(c, { small: true })));
+      row.appendChild(g);
+    });
+    box.appendChild(row);
+  }
+  $("replay-where").textContent = `move ${replay.step} of ${n}`;
+  const m = replay.step > 0 ? h.moves[replay.step - 1] : null;
+  $("replay-move").textContent = m ? `${m.player === "human" ? "You" : "Bot"}: ${m.label}` : `The deal: ${h.upcard} face up`;
+  const pile = $("replay-pile");
+  pile.innerHTML = "";
+  pileAfter(h, replay.step).forEach((c) => pile.appendChild(cardEl(c, { small: true })));
+  const list = $("replay-moves");
+  list.innerHTML = "";
+  h.moves.forEach((mv, i) => {
+    const li = document.createElement("li");
+    li.textContent = `${mv.player === "human" ? "You" : "Bot"}: ${mv.label}`;
+    if (i === replay.step - 1) li.className = "now";
+    list.appendChild(li);
+  });
+  $("replay-prev").disabled = replay.step === 0;
+  $("replay-next").disabled = replay.step === n;
+}
+
+$("replay-open").onclick = openReplay;
+$("replay-prev").onclick = () => { replay.step = Math.max(0, replay.step - 1); drawReplay(); };
+$("replay-next").onclick = () => { replay.step = Math.min(replay.hand.moves.length, replay.step + 1); drawReplay(); };
+$("replay-close").onclick = () => { $("replay").hidden = true; $("result").hidden = false; };
+
 function closeResult() {
   $("result").hidden = true;
   if (game.state.over) newGame();
