@@ -14,6 +14,11 @@ Endpoints (every body and answer is JSON):
   "bot_moves"}``: the state after the move and the bot's replies up to the person's next
   decision or the end of the game.
 - ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``.
+- ``GET /api/games/{id}/record`` -> ``{"id", "record"}``: the game's record
+  (``agents.play.game.Game.record``).
+
+Games live in SQLite (``--db``, ``agents.play.store``): a reload, a restart or a crash
+loses none, and ``--workers N`` processes on one port share them.
 
 A ``state`` is ``agents.play.game.Game.view()``: what the person may see, never a card of the
 bot's hand or of the stock while a hand is in play. Errors: 404 for an unknown game, 400
