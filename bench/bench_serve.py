@@ -117,7 +117,7 @@ def main() -> None:
             finally:
                 server.terminate()
                 server.wait(timeout=30)
-    Game(bot, seed=0).play  # load the compiled engine first: its code is not a game's memory
+    Game(bot, seed=0)  # load the compiled engine first: its code is not a game's memory
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     held = [Game(bot, seed=i) for i in range(200)]

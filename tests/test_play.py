@@ -72,6 +72,12 @@ def visible_cards(game) -> set:
     return {format_card(c) for c in np.flatnonzero(seen)}
 
 
+def seen_discards(game) -> set:
+    """Every card discarded face up this hand (seen by both, even if taken back since)."""
+    s = game.state
+    return {format_card(c) for c in np.flatnonzero(s.discarded[0].any(0) | s.passed[0].any(0))}
+
+
 def cards_in(data) -> set:
     """Every card named anywhere in a JSON-ready structure."""
     return set(re.findall(r'"([AT2-9JQK][shdc])"', json.dumps(data)))
@@ -94,6 +100,14 @@ def test_the_view_never_holds_a_card_the_person_has_not_seen(seat):
             other.__dict__.update(game.__dict__)
             other.state = resample_hidden(game.state, seat, rng)
             assert json.dumps(other.view()) == json.dumps(view)
+            # The record of a game in play names only what the person has seen too.
+            record = game.record()
+            assert record["seed"] is None and record["hands"] == []
+            named = set(re.findall(r"\b([AT2-9JQK][shdc])\b", json.dumps(record)))  # labels too
+            assert named <= visible_cards(game) | seen_discards(game), named - visible_cards(game)
+            for m in record["in_play"]["moves"]:
+                label = m["label"]
+                assert m["player"] == "human" or not label.startswith("knock with"), label
             checked += 1
             game.play(random_legal(rng)(game))
     assert checked > 50
