@@ -586,3 +586,21 @@ def test_agents_imports_after_kaggle_environments_from_another_folder(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()).resolve() == (ROOT / "agents" / "__init__.py").resolve()
+
+
+def test_a_run_resumed_without_its_thread_flag_equals_the_uninterrupted_run(tmp_path):
+    # The audit's case: started with torch_threads=1, resumed with no flag (the default
+    # is 2). One thread or two give different float sums, so before the fix the weights
+    # differed from the first update after the resume on.
+    import torch
+    from safetensors.torch import load_file
+
+    import train
+
+    sets = ["torch_threads=1", "total_decisions=2048", "hidden_sizes=[64, 64]"]
+    whole = train.train(tiny(tmp_path / "a", *sets), quiet=True)
+    half = train.train(tiny(tmp_path / "b", *sets), quiet=True, stop_after=2)
+    resumed = train.train(train.make_config(sets=[f"log_dir={tmp_path / 'runs'}"]), resume=half.parent, quiet=True)
+    assert torch.get_num_threads() == 1  # the run's own count, restored
+    a, b = load_file(str(whole / "policy.safetensors")), load_file(str(resumed / "policy.safetensors"))
+    assert all((a[k] == b[k]).all() for k in a)
