@@ -919,8 +919,8 @@ def _compiled_legal(s: State) -> None:
     s._legal = legal
 
 
-#: The arrays the compiled step takes, in its order (one C-level call fetches them all).
-_STEP_FIELDS = operator.attrgetter(
+#: The arrays of a hand in play, the first arguments of both compiled calls.
+_HAND = (
     "_hands",
     "_deck",
     "stock_pos",
@@ -940,36 +940,13 @@ _STEP_FIELDS = operator.attrgetter(
     "_after_discard",
     "_big_gin_ok",
     "_deadwood",
-    "hand_ended",
-    "game_ended",
-    "game_truncated",
-    "hand_points",
-    "bonus_points",
-    "_legal",
 )
-
-
-#: The arrays the compiled end of a hand takes, in its order.
+#: The arrays each compiled call takes, in its order (one C-level call fetches them all).
+_STEP_FIELDS = operator.attrgetter(
+    *_HAND, "hand_ended", "game_ended", "game_truncated", "hand_points", "bonus_points", "_legal"
+)
 _FINISH_FIELDS = operator.attrgetter(
-    "_hands",
-    "_deck",
-    "stock_pos",
-    "pile",
-    "pile_size",
-    "pile_mask",
-    "took",
-    "discarded",
-    "passed",
-    "taken",
-    "knock_card",
-    "phase",
-    "current",
-    "dealer",
-    "turn",
-    "knock_limit",
-    "_after_discard",
-    "_big_gin_ok",
-    "_deadwood",
+    *_HAND,
     "scores",
     "hands_won",
     "hands_played",
