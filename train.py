@@ -57,17 +57,18 @@ from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
 
 DEFAULT_CONFIG = Path(__file__).parent / "configs" / "default.yaml"
-EVAL_OPPONENTS = ("knock_early", "gin_hunter")
 EVAL_SEED = 10_000  # evaluation k plays the games of seed EVAL_SEED + update
 
 
-def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int) -> dict:
-    """Match win rates against the baselines (the model back in train mode after)."""
+def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int, frozen=None) -> dict:
+    """Match win rates against ``config.eval_opponents`` (baselines, or the frozen
+    checkpoint's network ``frozen``); the model back in train mode after."""
     out = {}
-    for name in EVAL_OPPONENTS:
+    for name in config.eval_opponents:
+        opponent = Policy(frozen, name="frozen") if name == "frozen" else BASELINES[name](seed=0)
         r = play(
             Policy(model, name="learner"),
-            BASELINES[name](seed=0),
+            opponent,
             config.eval_matches,
             rules,
             seed=EVAL_SEED + update,
@@ -99,7 +100,8 @@ def warm_start(run: Run, saved, stop: StopSignal) -> warmstart.Imitation | None:
     if imitation.done:
         run.progress["imitated"] = True
         if c.eval_every:
-            run.say("after imitation: " + log_eval(run, evaluate(run.model, c, run.rules, 0)))
+            ev = evaluate(run.model, c, run.rules, 0, run.opponents.frozen)
+            run.say("after imitation: " + log_eval(run, ev))
     return imitation
 
 
@@ -160,7 +162,7 @@ def log_update(run: Run, stats: dict) -> str:
         f"value loss {stats['losses/value_loss']:.4f}"
     )
     if c.eval_every and (p["update"] % c.eval_every == 0 or p["update"] == c.num_updates):
-        line += "  " + log_eval(run, evaluate(run.model, c, run.rules, p["update"]))
+        line += "  " + log_eval(run, evaluate(run.model, c, run.rules, p["update"], run.opponents.frozen))
     return line
 
 

@@ -155,7 +155,7 @@ TOP = {"agents", "agents.base", "agents.extras", "agents.stats"}
 ALLOWED = {
     "top": TOP | {"agents.training"},  # the factory loads policies (lazily)
     "agents.evaluate": TOP | {"agents.bridges"},  # --engine openspiel (lazily)
-    "agents.training": TOP | {"agents.training"},
+    "agents.training": TOP | {"agents.training", "agents.evaluate"},  # exploit measures with the evaluator
     "agents.play": TOP | {"agents.play"},
     "agents.bridges": TOP | {"agents.training", "agents.evaluate", "agents.bridges"},
 }

@@ -420,6 +420,9 @@ def settle(page):
 
 def first_moves(page, n):
     for _ in range(n):
+        if page.is_visible("#result"):  # a hand ended (the bot knocked): on to the next
+            page.click("#next")
+            settle(page)
         ids = page.evaluate("game.state.legal_actions.map(a => a.id)")
         if A.PASS in ids:
             page.click("#pass")
@@ -466,8 +469,11 @@ def test_the_page_fits_a_phone_with_no_horizontal_overflow(chromium_page):
                 inner: innerWidth,
                 right: Math.max(...[...document.querySelectorAll('button, select, .card')]
                     .map(e => e.getBoundingClientRect().right)),
-                rows: new Set([...document.querySelectorAll('#hand .card')]
-                    .map(e => Math.round(e.getBoundingClientRect().top / 40))).size,
+                // rows from the layout (offsetTop ignores a raised card's transform), a new
+                // row where a card sits more than half a card below the previous one
+                rows: [...document.querySelectorAll('#hand .card')].map(e => e.offsetTop)
+                    .sort((a, b) => a - b)
+                    .reduce((n, top, i, tops) => n + (i > 0 && top - tops[i - 1] > 20), 1),
             })"""
         )
         assert layout["scroll"] <= width and layout["right"] <= width + 0.5, (width, layout)

@@ -395,3 +395,36 @@ def test_ctrl_c_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
     assert f"continue with --resume {tmp_path / 'ck' / 'stopped'}" in out
     step = (tmp_path / "ck" / "stopped" / "LATEST").read_text().strip()
     assert json.loads((tmp_path / "ck" / "stopped" / step / "trainer.json").read_text())["update"] >= 2
+
+
+def test_the_exploitability_tool_trains_a_best_response_and_reports_it(tmp_path, capsys):
+    from agents.training.exploit import main as exploit_main
+
+    report = tmp_path / "exploit.json"
+    champion = str(ROOT / "checkpoints" / "champion")
+    sets = [
+        "num_envs=16",
+        "num_steps=8",
+        "num_minibatches=2",
+        "hidden_sizes=[16]",
+        "eval_every=1",
+        "eval_matches=6",
+        "checkpoint_every=1",
+        "torch_threads=1",
+        f"log_dir={tmp_path / 'runs'}",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+    ]
+    argv = [champion, "--decisions", "256", "--matches", "20", "--json", str(report)]
+    assert exploit_main([*argv, *(a for s in sets for a in ("--set", s))]) == 0
+    r = json.loads(report.read_text())
+    assert r["target"] == champion and r["decisions"] == 256 and r["matches"] == 20
+    assert r["won"] + r["lost"] + r["draws"] == 20 and abs(r["win_rate"] - (r["won"] + r["draws"] / 2) / 20) < 1e-9
+    lo, hi = r["ci95"]
+    assert 0 <= lo <= r["win_rate"] <= hi <= 1
+    assert [c["decisions"] for c in r["learning_curve"]] == [128, 256]  # one evaluation a checkpoint
+    logs = list((tmp_path / "runs").rglob("events.out.tfevents.*"))
+    assert logs and any(b"eval/frozen_win_rate" in p.read_bytes() for p in logs)
+    assert "exploiter of" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        exploit_main([str(tmp_path / "missing"), "--decisions", "256"])
+    assert "no checkpoint at" in capsys.readouterr().err

@@ -5,9 +5,10 @@ owner of the network contract), ``rollout`` (buffers and per-seat GAE), ``ppo`` 
 update), ``opponents`` (who sits opposite the learner), ``warmstart`` (imitation and
 ``init_from``), ``run`` (a run's state, its checkpoints and signals), ``checkpoint``
 (the safetensors + JSON files), ``policy`` (a trained policy as an agent), ``export``
-(ONNX).
+(ONNX), ``exploit`` (a best response to a frozen bot: how exploitable it is).
 
 May import: ``ginenv``, torch, and the top of ``agents`` (``agents.base``,
-``agents.extras``, ``agents.stats``, the factory). Never ``agents.play``,
-``agents.bridges`` or ``agents.evaluate`` (those build on this room, not it on them).
+``agents.extras``, ``agents.stats``, the factory) and the evaluator (``exploit``
+measures with it). Never ``agents.play`` or ``agents.bridges`` (those build on this
+room, not it on them).
 """

@@ -20,7 +20,7 @@ from ginenv.rules import PRESETS
 
 #: Who may sit opposite the learner: itself, a past snapshot, or any baseline. The
 #: order is the one the trainer draws in.
-OPPONENT_KINDS = ("self", "snapshot", *BASELINES)
+OPPONENT_KINDS = ("self", "snapshot", *BASELINES, "frozen")  # new kinds go last: saved draws keep their meaning
 _NET = NetworkSpec()
 #: The most each count may be: far above any run this machine could hold, low enough
 #: that a typo (10**8 games) is an error, not a MemoryError deep inside numpy.
@@ -109,6 +109,11 @@ class Config:
     """Shares of the episodes by who sits opposite the learner: ``self`` (both seats
     train), ``snapshot`` (a past snapshot from the pool) or a baseline name. Shares are
     normalised; kinds left out get 0."""
+    frozen: str = ""
+    """A checkpoint that sits opposite the learner in the episodes the ``opponents`` mix
+    gives to ``frozen``; its weights never change (the exploitability tool's target)."""
+    eval_opponents: list = field(default_factory=lambda: ["knock_early", "gin_hunter"])
+    """Who each evaluation plays: baseline names, or ``frozen`` (the checkpoint above)."""
     init_from: str = ""
     """Start from the network weights of this checkpoint (a run or step directory) instead
     of fresh ones; its actor (architecture, sizes) must be this config's. If the critic's
@@ -190,6 +195,13 @@ class Config:
         if self.bc_teacher and self.bc_teacher not in BASELINES:
             problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
         problems += _opponent_problems(self.opponents)
+        if isinstance(self.opponents, dict) and self.opponents.get("frozen") and not self.frozen:
+            problems.append("opponents give episodes to frozen, but no frozen checkpoint is set")
+        evals = self.eval_opponents
+        if not isinstance(evals, list) or any(e not in (*BASELINES, "frozen") for e in evals):
+            problems.append(f"eval_opponents must be a list of baseline names or frozen, got {evals!r}")
+        elif "frozen" in evals and not self.frozen:
+            problems.append("eval_opponents names frozen, but no frozen checkpoint is set")
         for name in ("run_name", "exp_name"):  # both end up in a directory name
             value = getattr(self, name)
             if (value or name == "exp_name") and not re.fullmatch(r"[A-Za-z0-9._-]+", value) or value in (".", ".."):

@@ -16,7 +16,7 @@ from agents.training.config import OPPONENT_KINDS, Config
 from agents.training.network import ActorCritic
 from ginenv.baselines import BASELINES
 
-SELF, SNAPSHOT = OPPONENT_KINDS.index("self"), OPPONENT_KINDS.index("snapshot")
+SELF, SNAPSHOT, FROZEN = (OPPONENT_KINDS.index(k) for k in ("self", "snapshot", "frozen"))
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Opponents:
     learner_seat: np.ndarray  # (N,) int8: the learner's seat where the opponent is not itself
     snapshot: np.ndarray  # (N,) int64: index into pool, where kind is snapshot
     pool: list = field(default_factory=list)  # past learners' networks, oldest first
+    frozen: object = None  # the config's frozen checkpoint's network (never trained), if any
 
 
 def make_opponents(config: Config, rng: np.random.Generator) -> Opponents:
@@ -63,6 +64,13 @@ def learner_moves(opp: Opponents, mover: np.ndarray) -> np.ndarray:
     return (opp.kind == SELF) | (mover == opp.learner_seat)
 
 
+def _sample(net: ActorCritic, rows, obs, mask, actions, device) -> None:
+    """``actions[rows]`` sampled from ``net``'s actor (its critic is not needed)."""
+    with torch.no_grad():
+        dist = net.action_dist(torch.from_numpy(obs[rows]).to(device), torch.from_numpy(mask[rows]).to(device))
+        actions[rows] = dist.sample().cpu().numpy()
+
+
 def act(
     opp: Opponents, games: np.ndarray, obs: np.ndarray, mask: np.ndarray, actions: np.ndarray, device: torch.device
 ) -> None:
@@ -71,14 +79,11 @@ def act(
         idx = games[opp.kind[games] == k]
         if not idx.size or k == SELF:
             continue
-        if k == SNAPSHOT:
+        if k == FROZEN:
+            _sample(opp.frozen, idx, obs, mask, actions, device)
+        elif k == SNAPSHOT:
             for s in np.unique(opp.snapshot[idx]):
-                sub = idx[opp.snapshot[idx] == s]
-                with torch.no_grad():  # the snapshot's actor only: its critic is not needed
-                    dist = opp.pool[s].action_dist(
-                        torch.from_numpy(obs[sub]).to(device), torch.from_numpy(mask[sub]).to(device)
-                    )
-                    actions[sub] = dist.sample().cpu().numpy()
+                _sample(opp.pool[s], idx[opp.snapshot[idx] == s], obs, mask, actions, device)
         else:
             actions[idx] = opp.baselines[kind].act(obs[idx], mask[idx])
 

@@ -150,6 +150,13 @@ def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> t
         warmstart.load_initial_weights(model, c.init_from, quiet)
     optimizer, clip_groups = ppo.make_optimizer(model, c)
     run = Run(c, run_dir, rules, device, rng, env, model, optimizer, clip_groups, O.make_opponents(c, rng))
+    if c.frozen:  # the fixed opponent: its network only, on the run's device
+        from agents.training.policy import load_policy
+
+        try:
+            run.opponents.frozen = load_policy(c.frozen).model.to(device)
+        except CheckpointError as e:
+            raise CheckpointError(f"frozen {c.frozen}: {e}") from None
     run.say = (lambda *a: None) if quiet else say
     if step_dir is None:
         return run, None
