@@ -425,6 +425,10 @@ def test_the_exploitability_tool_trains_a_best_response_and_reports_it(tmp_path,
     logs = list((tmp_path / "runs").rglob("events.out.tfevents.*"))
     assert logs and any(b"eval/frozen_win_rate" in p.read_bytes() for p in logs)
     assert "exploiter of" in capsys.readouterr().out
+    from agents.training.exploit import exploiter_config
+
+    started = exploiter_config(champion, 256, init_from=champion, sets=sets)  # the bot's own network
+    assert started.network_spec().architecture == "belief" and started.init_from == champion
     with pytest.raises(SystemExit):
         exploit_main([str(tmp_path / "missing"), "--decisions", "256"])
     assert "no checkpoint at" in capsys.readouterr().err
