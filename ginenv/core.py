@@ -198,7 +198,7 @@ class State:
         return self.phase == DONE
 
     def copy(self) -> State:
-        return dataclasses.replace(
+        out = dataclasses.replace(
             self,
             **{
                 f.name: getattr(self, f.name).copy()
@@ -206,6 +206,8 @@ class State:
                 if isinstance(getattr(self, f.name), np.ndarray)
             },
         )
+        out._legal.flags.writeable = False  # read-only like every engine-made mask
+        return out
 
     def arrays(self) -> dict:
         """Every array field by name, private ones included (to save a state whole)."""
@@ -238,7 +240,7 @@ class State:
     def select(self, games) -> State:
         """A new State of the games ``games`` (indices, repeats allowed; arrays copied)."""
         idx = np.asarray(games, np.int64)
-        return dataclasses.replace(
+        out = dataclasses.replace(
             self,
             **{
                 f.name: getattr(self, f.name)[idx]
@@ -246,6 +248,8 @@ class State:
                 if isinstance(getattr(self, f.name), np.ndarray)
             },
         )
+        out._legal.flags.writeable = False
+        return out
 
     def stock(self, game: int) -> np.ndarray:
         """The stock of one game, top card first (private)."""
