@@ -151,16 +151,23 @@ def typed(action: int) -> str:
     return format_card(A.card_of(action))
 
 
+def script(game) -> list:
+    """Play ``game`` to its end (knock when it can, else the last move listed) and return
+    the typed lines that play it."""
+    lines = []
+    while not game.over:
+        legal = game.legal_actions()
+        knocks = [a["id"] for a in legal if A.is_knock(a["id"])]
+        action = knocks[0] if knocks else legal[-1]["id"]
+        lines.append(typed(action))
+        game.play(action)
+    return lines
+
+
 def test_a_whole_match_plays_through_the_terminal_from_a_pipe():
     seed, seat = 11, 1
     script_game = Game(make_agent("knock_early"), "standard", "match", seed, seat)
-    lines = ["help", "hint", "nonsense", "9z"]
-    while not script_game.over:
-        legal = script_game.legal_actions()
-        knocks = [a["id"] for a in legal if A.is_knock(a["id"])]
-        action = knocks[0] if knocks else legal[-1]["id"]  # knock when it can, else the last move listed
-        lines.append(typed(action))
-        script_game.play(action)
+    lines = ["help", "hint", "nonsense", "9z", *script(script_game)]
     out = subprocess.run(
         [sys.executable, "-m", "agents.play", "--opponent", "knock_early", "--seed", str(seed), "--seat", str(seat)],
         input="\n".join(lines) + "\n",
@@ -542,14 +549,8 @@ def test_a_finished_hand_replays_move_by_move_with_both_hands(chromium_page):
 
 def test_the_terminal_saves_the_games_record_and_replays_it(tmp_path):
     seed, seat = 11, 1
-    script = Game(make_agent("knock_early"), "standard", "hand", seed, seat)
-    lines = []
-    while not script.over:
-        legal = script.legal_actions()
-        knocks = [a["id"] for a in legal if A.is_knock(a["id"])]
-        action = knocks[0] if knocks else legal[-1]["id"]
-        lines.append(typed(action))
-        script.play(action)
+    scripted = Game(make_agent("knock_early"), "standard", "hand", seed, seat)
+    lines = script(scripted)
     saved = tmp_path / "game.json"
     common = [sys.executable, "-m", "agents.play", "--opponent", "knock_early", "--mode", "hand"]
     out = subprocess.run(
@@ -562,7 +563,7 @@ def test_the_terminal_saves_the_games_record_and_replays_it(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     record = json.loads(saved.read_text())
-    assert record == json.loads(json.dumps(script.record()))  # the same record the API serves
+    assert record == json.loads(json.dumps(scripted.record()))  # the same record the API serves
     shown = subprocess.run([*common, "--load", str(saved)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert shown.returncode == 0 and f"seed {seed}" in shown.stdout
     assert shown.stdout.count(". you: ") == sum(m["player"] == "human" for m in record["hands"][0]["moves"])
