@@ -53,7 +53,7 @@ _NOT = int(NOT_IN_HAND)
 
 # Status of a game in the compiled step: moved, untouched (skipped or finished), or left
 # for ``finish`` (a knock, big gin, or a discard that ends the hand).
-MOVED, UNTOUCHED, NUMPY = 0, 1, 2
+MOVED, UNTOUCHED, FINISH = 0, 1, 2
 
 
 def left_for_finish(actions, phase, stock_pos, turn, max_turns) -> np.ndarray:
@@ -752,7 +752,7 @@ def step(
     big_gin_rule,
 ):
     """One action per game, in place, for the moves that do not end a hand, and the new
-    legal mask of every game not left for numpy into ``legal`` (all False on entry). The
+    legal mask of every game not left for ``finish`` into ``legal`` (all False on entry). The
     games left for ``finish`` (a knock, big gin, or a discard that ends the hand) are
     untouched, so ``left_for_finish`` finds them afterwards. Returns how many
     there are, or ``-1 - g`` for the first game g whose action is not legal (then nothing
@@ -807,7 +807,7 @@ def step(
         elif a < _KNOCK:
             dead = stock_pos[g] >= NUM_CARDS - DEAD_STOCK
             if dead or turn[g] >= max_turns:  # the hand ends: booked by finish
-                status[g] = NUMPY
+                status[g] = FINISH
                 left += 1
                 continue
             card = a - _DISCARD
@@ -826,10 +826,10 @@ def step(
             phase[g] = DRAW
             status[g] = MOVED
         else:  # a knock or big gin: scored by finish
-            status[g] = NUMPY
+            status[g] = FINISH
             left += 1
     for g in range(len(actions)):
-        if status[g] != NUMPY:
+        if status[g] != FINISH:
             _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
     return left
 

@@ -320,11 +320,11 @@ def make_app(
         if set(data) != {"action"}:
             raise HTTPException(400, 'the body must be {"action": <action id>}')
         async with games.lock(gid):  # one move at a time per game (across processes: the store's version)
-            game, _, _ = await run_in_threadpool(games.get, gid)
             try:
                 game, bot_moves = await run_in_threadpool(games.move, gid, data["action"])
-            except ValueError as e:
-                return JSONResponse({"error": str(e), "legal_actions": game.legal_actions()}, status_code=422)
+            except ValueError as e:  # nothing applied: the game as it stands names the legal moves
+                legal = (await run_in_threadpool(games.get, gid))[0].legal_actions()
+                return JSONResponse({"error": str(e), "legal_actions": legal}, status_code=422)
             return JSONResponse({"id": gid, "state": game.view(), "bot_moves": bot_moves})
 
     async def tip(request: Request):
