@@ -34,55 +34,25 @@ from agents.extras import require
 
 require("train", what="training (train.py)", main=__name__ == "__main__")
 
-from agents.evaluate import play  # noqa: E402
 from agents.training import opponents as O  # noqa: E402
 from agents.training import ppo, rollout, warmstart  # noqa: E402
 from agents.training.checkpoint import CheckpointError  # noqa: E402
 from agents.training.config import Config, make_config  # noqa: E402
-from agents.training.network import ActorCritic  # noqa: E402
-from agents.training.policy import Policy  # noqa: E402
 from agents.training.run import (  # noqa: E402
     Run,
     StopSignal,
     build_run,
     check_writable,
     checkpoint,
+    evaluate,
     log_eval,
     open_logs,
     plan_run,
     say,
     stopped,
 )
-from ginenv.baselines import BASELINES  # noqa: E402
-from ginenv.rules import Rules  # noqa: E402
 
 DEFAULT_CONFIG = Path(__file__).parent / "configs" / "default.yaml"
-EVAL_SEED = 10_000  # evaluation k plays the games of seed EVAL_SEED + update
-
-
-def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int, frozen=None) -> dict:
-    """Match win rates against ``config.eval_opponents`` (baselines, or the frozen
-    checkpoint's network ``frozen``); the model back in train mode after."""
-    out = {}
-    for name in config.eval_opponents:
-        opponent = Policy(frozen, name="frozen") if name == "frozen" else BASELINES[name](seed=0)
-        r = play(
-            Policy(model, name="learner"),
-            opponent,
-            config.eval_matches,
-            rules,
-            seed=EVAL_SEED + update,
-            mode=config.eval_mode,
-        )
-        out[name] = {
-            "win_rate": r["win_rate_a"],
-            "ci95": r["win_rate_a_ci95"],
-            "points_per_hand": r["points_per_hand_a"] - r["points_per_hand_b"],
-            "hand_win_rate": r["hands_won_a"] / max(r["hands"], 1),
-            "games": r["games"],
-        }
-    model.train()
-    return out
 
 
 def warm_start(run: Run, saved, stop: StopSignal) -> warmstart.Imitation | None:
@@ -148,7 +118,18 @@ def learn(run: Run, buf, timing: dict) -> dict:
             "charts/learning_rate": run.optimizer.param_groups[0]["lr"],
             "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean()),
         }
+        | league_stats(run.opponents)
     )
+
+
+def league_stats(opp: O.Opponents) -> dict:
+    """The learner's recent share of episodes won against each opponent it meets (what
+    PFSP weighs by)."""
+    return {
+        f"league/win_rate_{kind}": float(opp.win_rate[k])
+        for k, kind in enumerate(O.OPPONENT_KINDS)
+        if k != O.SELF and opp.mix[k] > 0
+    }
 
 
 def log_update(run: Run, stats: dict) -> str:

@@ -53,11 +53,16 @@ class Versus:
         skipped games."""
         self.state = state
         self.offset = np.broadcast_to(np.asarray(offset, np.int64), (state.batch_size,)).copy()
-        self.seat = self.seats()
+        self.seat = self.new_episodes(np.arange(state.batch_size))
         self.moved = np.zeros(state.batch_size, bool)  # the learner has moved in this episode
         self.carry = np.zeros(state.batch_size)  # its rewards from before its first move
         self.finished: list = []
         return self._opponent_moves(np.zeros(state.batch_size))[1]
+
+    def new_episodes(self, games) -> np.ndarray:
+        """The learner's seats in the episodes just dealt in ``games`` (``seats``); a
+        subclass that draws an opponent per episode does it here."""
+        return self.seats(games)
 
     # ------------------------------------------------------------------- views
     def waiting(self) -> np.ndarray:
@@ -74,16 +79,17 @@ class Versus:
         return observe(self.state, self.seat, self.perfect_information, out=out)
 
     # ------------------------------------------------------------------- moves
-    def play(self, actions) -> tuple[np.ndarray, list]:
+    def play(self, actions, hold=None) -> tuple[np.ndarray, list]:
         """The learner's actions (read only where it is to move), then the opponent's
         replies. Returns the learner's rewards and the skipped games; the episodes that
         ended are in ``self.finished`` until the next call. An illegal action raises
-        ``ValueError`` before anything is applied."""
+        ``ValueError`` before anything is applied. ``hold``: ``(N,)`` bool, games left
+        as they are this call (their actions not read)."""
         s = self.state
         a = np.asarray(actions)
         if a.shape != (s.batch_size,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {s.batch_size} integers, one per game; got {a.dtype} {a.shape}")
-        waiting = self.waiting()
+        waiting = self.waiting() if hold is None else self.waiting() & ~hold
         a = np.where(waiting, a.astype(np.int64), core.SKIP)
         legal = core.legal_action_mask(s)[np.arange(s.batch_size), np.clip(a, 0, NUM_ACTIONS - 1)]
         bad = np.flatnonzero(waiting & ((a < 0) | (a >= NUM_ACTIONS) | ~legal))
@@ -124,7 +130,7 @@ class Versus:
         if s.auto_reset and over.size:  # dealt anew: a new episode, the learner seated anew
             self.moved[over] = False
             self.carry[over] = 0.0
-            self.seat[over] = self.seats(over)
+            self.seat[over] = self.new_episodes(over)
         return skipped
 
     def _opponent_moves(self, rewards: np.ndarray) -> tuple[np.ndarray, list]:
@@ -135,5 +141,10 @@ class Versus:
             if not theirs.size:
                 return rewards, skipped
             acts = np.full(s.batch_size, core.SKIP, np.int64)
-            acts[theirs] = self.opponent.act(observe(s, 1 - self.seat)[theirs], core.legal_action_mask(s)[theirs])
+            acts[theirs] = self.opponent_act(theirs)
             skipped += self._apply(acts, rewards)
+
+    def opponent_act(self, games: np.ndarray) -> np.ndarray:
+        """The opponent's moves in ``games`` (where it is to move), from its view."""
+        s = self.state
+        return self.opponent.act(observe(s, 1 - self.seat)[games], core.legal_action_mask(s)[games])

@@ -1,19 +1,194 @@
-"""Ray RLlib: self-play PPO on the PettingZoo env trains, and its saved policy reloads as
-an agent that plays legal moves in this project's evaluator."""
+"""Ray RLlib over the batched engine (agents.bridges.rllib): the env runners' vector env
+against the engine it steps, the project's network inside RLlib's module, training from
+the shipped bot into checkpoints that load everywhere, resuming, and a two-node cluster."""
+
+import dataclasses
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.rllib")
+torch = pytest.importorskip("torch")
 
-from agents import make_agent  # noqa: E402
-from agents.bridges.rllib import RLlibKeys, load_rllib_policy, make_algo, save_policy  # noqa: E402
+from agents import load_policy, make_agent  # noqa: E402
+from agents.bridges import rllib as R  # noqa: E402
 from agents.evaluate import play  # noqa: E402
-from ginenv import gin_rummy_v0  # noqa: E402
+from agents.training.checkpoint import CheckpointError, load_tensors, read_meta  # noqa: E402
+from agents.training.config import OPPONENT_KINDS, make_config  # noqa: E402
+from agents.training.network import MASKED_LOGIT, ActorCritic, NetworkSpec  # noqa: E402
+from ginenv import core  # noqa: E402
+from ginenv.actions import NUM_ACTIONS  # noqa: E402
+from ginenv.observation import OBS_SIZE, observe  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
 
+CHAMPION = R.DEFAULT_CONFIG.parent.parent / "checkpoints" / "champion"
+MIX = "opponents={self: 0.3, snapshot: 0.2, knock_early: 0.2, gin_hunter: 0.2, random: 0.1}"
 
+
+def config(tmp_path, *sets):
+    base = ["num_envs=32", "num_steps=16", "total_decisions=1024", "eval_every=0", "torch_threads=1"]
+    base += [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=r"]
+    return make_config(config_file=R.DEFAULT_CONFIG, sets=base + list(sets))
+
+
+def make_env(tmp_path, n=16, *sets):
+    c = config(tmp_path, f"num_envs={n}", MIX, *sets)
+    env = R.RLlibGinEnv({"config": dataclasses.asdict(c), "num_envs": n})
+    env.attach_current(ActorCritic(c.network_spec()))
+    env.add_snapshot(ActorCritic(c.network_spec()).state_dict())
+    return env
+
+
+def random_actions(rng, rows):
+    mask = rows[:, R.MASK_AT : R.HAND_AT] > 0.5
+    return np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+
+
+# ------------------------------------------------------------------------- the env
+def test_each_row_is_the_learners_view_its_mask_and_the_opponents_hand(tmp_path):
+    env = make_env(tmp_path)
+    rows, _ = env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        s, seat = env.league.state, env.league.seat
+        assert rows.shape == (16, OBS_SIZE + NUM_ACTIONS + 52) and rows.dtype == np.float32
+        assert np.array_equal(rows[:, :OBS_SIZE], observe(s, seat))
+        mask = core.legal_action_mask(s)
+        assert np.array_equal(rows[:, R.MASK_AT : R.HAND_AT] > 0.5, mask)
+        assert (s.current == seat).all() and mask.any(1).all()  # every game waits for the learner
+        assert np.array_equal(rows[:, R.HAND_AT :], s.hands_of(1 - seat).astype(np.float32))
+        rows, *_ = env.step(random_actions(rng, rows))
+
+
+def test_without_a_privileged_critic_or_belief_the_rows_hold_no_hidden_cards(tmp_path):
+    env = make_env(tmp_path, 8, "privileged_critic=false", "architecture=cards")
+    rows, _ = env.reset(seed=1)
+    assert rows.shape[1] == OBS_SIZE + NUM_ACTIONS
+    assert env.single_observation_space.shape == (OBS_SIZE + NUM_ACTIONS,)
+
+
+def test_an_ended_episode_is_followed_by_one_held_step_next_step_autoreset(tmp_path):
+    env = make_env(tmp_path)
+    rows, _ = env.reset(seed=2)
+    rng = np.random.default_rng(1)
+    ended_seen = 0
+    returns = np.zeros(16)
+    for _ in range(600):
+        actions = random_actions(rng, rows)
+        new, reward, term, trunc, _ = env.step(actions)
+        held = env._hold.copy()
+        assert not trunc.any()  # hands end; nothing is cut in hand mode
+        returns += reward
+        for i in np.flatnonzero(term):
+            ended_seen += 1
+            assert reward[i] != 0 or env.league.state.hand_kind is not None
+        if term.any():
+            follow, r2, t2, _, _ = env.step(random_actions(rng, new))
+            # the held games: the same row (the new deal's first view), no reward, not done
+            assert np.array_equal(follow[held], new[held])
+            assert (r2[held] == 0).all() and not t2[held].any()
+            new, term = follow, t2
+        rows = new
+    assert ended_seen > 20
+
+
+def test_rewards_add_up_to_each_hands_points_from_the_learners_side(tmp_path):
+    """Each game's rewards, summed, equal the points of its finished hands from the
+    learner's seat (the engine's final scores, times reward_scale)."""
+    env = make_env(tmp_path, 8)
+    rows, _ = env.reset(seed=9)
+    rng = np.random.default_rng(3)
+    got, want = np.zeros(8), np.zeros(8)
+    hands = 0
+    for _ in range(400):
+        seat = env.league.seat.copy()
+        rows, reward, term, _, _ = env.step(random_actions(rng, rows))
+        got += reward
+        for info in env.league.finished:
+            i, own = info["game"], info["final_scores"]
+            assert info["seat"] == seat[i] and term[i]
+            want[i] += (own[seat[i]] - own[1 - seat[i]]) * env.c.reward_scale
+            hands += 1
+    assert hands > 20 and np.abs(got - want).max() < 1e-5
+
+
+def test_opponents_are_drawn_by_the_mix_and_the_learner_takes_both_seats(tmp_path):
+    env = make_env(tmp_path, 64)
+    rows, _ = env.reset(seed=4)
+    rng = np.random.default_rng(2)
+    kinds, seats = [], []
+    for _ in range(1000):
+        rows, _, term, _, _ = env.step(random_actions(rng, rows))
+        ended = np.flatnonzero(env._hold)
+        kinds += env.league.opp.kind[ended].tolist()
+        seats += env.league.seat[ended].tolist()
+    counts = np.bincount(kinds, minlength=len(OPPONENT_KINDS)) / len(kinds)
+    want = dict(self=0.3, snapshot=0.2, knock_early=0.2, gin_hunter=0.2, random=0.1)
+    assert len(kinds) > 1000
+    for name, share in want.items():
+        assert abs(counts[OPPONENT_KINDS.index(name)] - share) < 0.05, (name, counts)
+    assert 0.4 < np.mean(seats) < 0.6
+
+
+def test_the_same_seed_gives_the_same_games_and_an_illegal_action_is_refused(tmp_path):
+    a, b = make_env(tmp_path, 8), make_env(tmp_path, 8)
+    b.attach_current(a.league.current)
+    b.league.opp.pool = a.league.opp.pool
+    ra, _ = a.reset(seed=7)
+    rb, _ = b.reset(seed=7)
+    torch.manual_seed(0)
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        assert np.array_equal(ra, rb)
+        act = random_actions(rng, ra)
+        torch.manual_seed(1)
+        ra, xa, *_ = a.step(act)
+        torch.manual_seed(1)
+        rb, xb, *_ = b.step(act)
+        assert np.array_equal(xa, xb)
+    bad = np.flatnonzero(ra[0, R.MASK_AT : R.HAND_AT] < 0.5)[0]
+    act = random_actions(rng, ra)
+    act[0] = bad
+    with pytest.raises(ValueError, match=f"action {bad} is not legal; legal: "):
+        a.step(act)
+
+
+def test_the_self_opponent_needs_its_network(tmp_path):
+    c = config(tmp_path, "num_envs=4", "opponents={self: 1.0}")
+    env = R.RLlibGinEnv({"config": dataclasses.asdict(c), "num_envs": 4})
+    with pytest.raises(RuntimeError, match="attach_current"):
+        for seed in range(20):  # the opponent moves first in about half the games
+            env.reset(seed=seed)
+
+
+# ----------------------------------------------------------------------- the module
+@pytest.mark.parametrize("architecture", ["cards", "belief", "mlp"])
+def test_the_module_is_the_projects_network_masked_as_train_py(architecture, tmp_path):
+    spec = NetworkSpec(hidden_sizes=(32, 32), architecture=architecture)
+    module = R.GinRLModule(observation_space=None, action_space=None, model_config={"network": spec.to_dict()})
+    torch.manual_seed(3)
+    net = ActorCritic(spec)
+    module.net.load_state_dict(net.state_dict())
+    env = make_env(tmp_path, 8)
+    rows, _ = env.reset(seed=3)
+    x = torch.from_numpy(rows)
+    obs, mask = x[:, :OBS_SIZE], x[:, R.MASK_AT : R.HAND_AT] > 0.5
+    out = module.forward_inference({"obs": x})["action_dist_inputs"]
+    with torch.no_grad():
+        want = net.actor(obs).masked_fill(~mask, MASKED_LOGIT)
+        assert torch.allclose(out, want)
+        assert (out[~mask] == MASKED_LOGIT).all()
+        v = module.compute_values({"obs": x})
+        assert torch.allclose(v, net.get_value(obs, x[:, R.HAND_AT :]))
+        train = module.forward_train({"obs": x})
+    assert ("belief_logits" in train) == (architecture == "belief")
+
+
+# ---------------------------------------------------------------------- training
 @pytest.fixture(scope="module")
 def local_ray():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -21,29 +196,118 @@ def local_ray():
     ray.shutdown()
 
 
-def test_the_renamed_observation_keeps_the_envs_values():
-    env = RLlibKeys(gin_rummy_v0.env())
-    env.reset(seed=3)
-    agent = env.agent_selection
-    raw = env.env.observe(agent)
-    obs = env.observe(agent)
-    assert np.array_equal(obs["observations"], raw["observation"])
-    assert np.array_equal(obs["action_mask"], raw["action_mask"].astype(np.float32))
-    assert env.observation_space(agent).contains(obs)
+def _champion_sets():
+    from agents.training.warmstart import init_sets
+
+    return init_sets(CHAMPION)
 
 
-def test_two_iterations_train_and_the_saved_policy_plays_in_the_evaluator(local_ray, tmp_path):
-    algo = make_algo(num_env_runners=0, hidden=(32, 32), batch=600, seed=1)
-    before = {k: v.clone() for k, v in algo.get_module("shared").state_dict().items()}
-    for _ in range(2):
-        result = algo.train()
-    assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 1200
-    after = algo.get_module("shared").state_dict()
-    assert any((after[k] != before[k]).any() for k in before)  # the policy learnt something
-    agent = load_rllib_policy(save_policy(algo, tmp_path / "policy"))
-    r = play(agent, make_agent("random"), 30, Rules(), seed=2, mode="hand")  # play() refuses illegal moves
-    assert r["games"] == 30
-    saved = algo.get_module("shared").state_dict()
-    reloaded = agent.module.state_dict()
-    assert all(np.array_equal(saved[k].numpy(), reloaded[k].numpy()) for k in saved)
-    algo.stop()
+def test_from_the_champion_two_updates_give_a_checkpoint_every_frontend_loads(local_ray, tmp_path):
+    c = config(tmp_path, *_champion_sets(), MIX, "snapshot_every=1", "eval_every=2", "eval_matches=4")
+    run = R.build(c, tmp_path / "ck" / "r", None, quiet=True)
+    champion = load_policy(CHAMPION).model.state_dict()
+    start = R.learner_weights(run.algo)
+    assert all(torch.equal(start[k], champion[k]) for k in champion)  # --init-from: the bot's weights
+    runner = R.on_env_runners(run.algo, lambda r: {k: v.clone() for k, v in r.module.net.state_dict().items()})[0]
+    assert all(torch.equal(runner[k], champion[k]) for k in champion)  # the env runner plays the bot too
+    run.algo.stop()
+    last = R.train_rllib(c, quiet=True)
+    meta = read_meta(last)
+    assert meta["trainer"] == "rllib" and meta["update"] == 2 and meta["network"]["architecture"] == "belief"
+    assert set(meta["evaluation"]) >= {"knock_early", "gin_hunter"}
+    policy = load_policy(last)
+    trained = policy.model.state_dict()
+    assert any(not torch.equal(trained[k], champion[k]) for k in champion)  # it learnt
+    assert json.loads((last / "trainer.json").read_text())["pool_size"] == 2
+    r = play(policy, make_agent("knock_early"), 20, Rules(), seed=1, mode="match")  # refuses illegal moves
+    assert r["games"] == 20
+    assert make_agent(str(last)).name.endswith(last.name)
+    out = subprocess.run(
+        [sys.executable, "-m", "agents.evaluate", str(last.parent), "random", "--matches", "10"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and "matches" in out.stdout
+    onnx = pytest.importorskip("onnxruntime")
+    from agents.training.export import export_onnx
+
+    export_onnx(last, tmp_path / "p.onnx")
+    sess = onnx.InferenceSession(str(tmp_path / "p.onnx"))
+    env = make_env(tmp_path, 4)
+    rows, _ = env.reset(seed=0)
+    obs, mask = rows[:, :OBS_SIZE], rows[:, R.MASK_AT : R.HAND_AT].astype(np.int8)
+    got = sess.run(["action"], {"observation": obs, "action_mask": mask})[0]
+    assert np.array_equal(got, policy.act(obs, mask.astype(bool)))
+
+
+def test_a_stopped_run_resumes_with_its_weights_optimizer_and_pool(local_ray, tmp_path):
+    c = config(tmp_path, "hidden_sizes=[32, 32]", MIX, "snapshot_every=1", "total_decisions=1536")
+    first = R.train_rllib(c, stop_after=2, quiet=True)
+    assert read_meta(first)["update"] == 2
+    saved = load_tensors(first / "trainer.safetensors")
+    c2 = config(tmp_path, "hidden_sizes=[32, 32]")
+    from agents.training.run import plan_run
+
+    resumed, step_dir, run_dir = plan_run(c2, first.parent, (), (), trainer="rllib")
+    assert resumed.opponents == c.opponents  # the run's own config
+    run = R.build(resumed, run_dir, step_dir, quiet=True)
+    tensors, _ = R.optimizer_state(run.algo)
+    assert all(torch.equal(tensors[k], saved[k]) for k in tensors)
+    assert R.on_env_runners(run.algo, lambda r: r.env.unwrapped.pool_size()) == [2]
+    assert all(torch.equal(v, run.pool[1][k]) for k, v in R.learner_weights(run.algo).items())  # last snapshot
+    run.algo.stop()
+    last = R.train_rllib(c2, resume=first.parent, quiet=True)
+    assert read_meta(last)["update"] == 3
+    with pytest.raises(CheckpointError, match="python -m agents.rllib --resume"):
+        import train
+
+        train.train(c2, resume=first.parent, quiet=True)
+
+
+def test_the_command_names_bad_arguments(tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "agents.rllib", *args], capture_output=True, text=True)
+
+    out = run("--num-env-runners", "-1")
+    assert out.returncode == 2 and "--num-env-runners must be 0 to 10000" in out.stderr
+    out = run("--init-from", str(tmp_path / "nothing"))
+    assert out.returncode == 2 and "--init-from" in out.stderr and "no checkpoint" in out.stderr
+    out = run("--set", "num_envs=0")
+    assert out.returncode == 2 and "num_envs" in out.stderr
+
+
+# ----------------------------------------------------------------- two Ray nodes
+def test_env_runners_on_two_nodes_of_a_ray_cluster_train(tmp_path):
+    """A real two-node Ray cluster on this machine (Ray's ``cluster_utils.Cluster``):
+    each node offers one ``gin_runner`` slot, so the two env runners land one a node."""
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "resources": {"gin_runner": 1}, "include_dashboard": False},
+    )
+    worker = cluster.add_node(num_cpus=1, resources={"gin_runner": 1})
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        cluster.wait_for_nodes()
+        nodes = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+        assert len(nodes) == 2 and worker.node_id in nodes
+        c = config(tmp_path, "hidden_sizes=[32, 32]", MIX, "snapshot_every=1")
+        run = R.build(c, tmp_path / "ck" / "r", None, num_env_runners=2, runner_resources={"gin_runner": 1})
+        R.attach_current(run.algo)
+        where = R.on_env_runners(run.algo, lambda r: ray.get_runtime_context().get_node_id())
+        assert sorted(where) == sorted(nodes)  # one env runner on each node
+        sampled = 0
+        for update in range(2):
+            R.set_schedule(run.algo, c, update)
+            result = run.algo.train()
+            sampled += result["env_runners"]["num_env_steps_sampled"]
+        assert sampled >= 2 * c.batch_size
+        steps = R.on_env_runners(run.algo, lambda r: r.env.unwrapped.steps)
+        assert len(steps) == 2 and min(steps) > 0  # both nodes sampled
+        run.algo.stop()
+    finally:
+        ray.shutdown()
+        cluster.shutdown()

@@ -132,6 +132,20 @@ def assert_same_files(a, b):
 def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path, opponents):
     whole = train.train(tiny_config(tmp_path / "a", opponents=opponents), quiet=True)
     half = train.train(tiny_config(tmp_path / "b", opponents=opponents), quiet=True, stop_after=3)
+    _resumed_equals(tmp_path, whole, half)
+
+
+def test_a_resumed_pfsp_run_matches_an_uninterrupted_one(tmp_path):
+    """PFSP's win rates and the returns of episodes in progress go into the checkpoint."""
+    mix = "{self: 0.2, snapshot: 0.3, random: 0.25, gin_hunter: 0.25}"
+    whole = train.train(tiny_config(tmp_path / "a", opponents=mix, pfsp=2.0), quiet=True)
+    half = train.train(tiny_config(tmp_path / "b", opponents=mix, pfsp=2.0), quiet=True, stop_after=3)
+    _resumed_equals(tmp_path, whole, half)
+    rates = load_file(str(whole / "trainer.safetensors"))["opponents.win_rate"].numpy()
+    assert not np.allclose(rates, 0.5)  # the records moved
+
+
+def _resumed_equals(tmp_path, whole, half):
     assert half.name == "step_0000000003"
     resumed = train.train(tiny_config(tmp_path / "b"), resume=half.parent, quiet=True)
     assert resumed.name == whole.name == "step_0000000006"

@@ -297,8 +297,8 @@ def save_training(
     tensors.update(state_tensors(env_state))
     if imitation is not None:
         tensors.update(imitation.tensors())
-    for name in ("kind", "learner_seat", "snapshot"):
-        tensors[f"opponents.{name}"] = torch.from_numpy(getattr(opponents, name).copy())
+    for name in ("kind", "learner_seat", "snapshot", "win_rate", "pool_win_rate", "episode_return"):
+        tensors[f"opponents.{name}"] = torch.from_numpy(np.asarray(getattr(opponents, name)).copy())
     baseline_rngs = {
         name: jsonable(agent.rng.bit_generator.state)
         for name, agent in opponents.baselines.items()
@@ -328,11 +328,23 @@ _OLD_OPPONENT_NAMES = {
 TRAINER_KEYS = ("update", "decisions", "learner_decisions", "numpy_rng", "pool_size", "optimizer", "config")
 
 
-def read_training_meta(step_dir: Path) -> dict:
+#: Which trainer wrote a training state (``trainer.json``'s ``trainer``; files without
+#: one are train.py's), and the command that resumes it.
+TRAINERS = {"train.py": "python train.py --resume", "rllib": "python -m agents.rllib --resume"}
+
+
+def read_training_meta(step_dir: Path, trainer: str = "train.py") -> dict:
+    """``trainer.json``, checked: written by ``trainer``, with every counter it needs."""
     path = step_dir / "trainer.json"
     if not path.is_file():
         raise CheckpointError(f"{step_dir} holds a policy only, not a resumable training state")
     meta = read_json(path, "the trainer's state")
+    wrote = meta.get("trainer", "train.py")
+    if wrote != trainer:
+        raise CheckpointError(
+            f"{step_dir} is a training state of {wrote}, not of {trainer}: resume it with "
+            f"{TRAINERS.get(wrote, wrote)} (any trainer can start from its policy with init_from)"
+        )
     missing = [k for k in TRAINER_KEYS if k not in meta]
     if missing:
         raise CheckpointError(f"{path} is corrupted: it lacks {', '.join(missing)}")
@@ -357,6 +369,10 @@ def restore_training(
     env.state = state_from_tensors(env.state, t)
     for name, old in _OLD_OPPONENT_NAMES.items():
         setattr(opponents, name, t.get(f"opponents.{name}", t.get(old)).numpy().copy())
+    opponents.pool_win_rate = np.full(len(opponents.pool), 0.5)  # PFSP's records: older checkpoints lack them
+    for name in ("win_rate", "pool_win_rate", "episode_return"):
+        if f"opponents.{name}" in t:
+            setattr(opponents, name, t[f"opponents.{name}"].numpy().astype(np.float64).copy())
     for name, state in tmeta.get("baseline_rngs", {}).items():
         opponents.baselines[name].rng.bit_generator.state = state
     rng.bit_generator.state = tmeta["numpy_rng"]

@@ -109,6 +109,12 @@ class Config:
     """Shares of the episodes by who sits opposite the learner: ``self`` (both seats
     train), ``snapshot`` (a past snapshot from the pool) or a baseline name. Shares are
     normalised; kinds left out get 0."""
+    pfsp: float = 0.0
+    """Prioritised fictitious self-play: 0 keeps the ``opponents`` shares; p > 0 moves the
+    shares of every opponent but ``self`` towards the ones the learner loses to, each in
+    proportion to its share times (1 - w)**p, w the learner's recent share of episodes won
+    against it (an average over its last ~100 finished episodes); the snapshots of the
+    pool are weighted the same way among themselves. train.py only."""
     frozen: str = ""
     """A checkpoint that sits opposite the learner in the episodes the ``opponents`` mix
     gives to ``frozen``; its weights never change (the exploitability tool's target)."""
@@ -181,6 +187,7 @@ class Config:
             "vf_coef",
             "target_kl",
             "belief_coef",
+            "pfsp",
         ):
             value = getattr(self, name)
             if not math.isfinite(value) or not 0 <= value <= MAX_COEF:

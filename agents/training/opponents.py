@@ -30,6 +30,20 @@ class Opponents:
     snapshot: np.ndarray  # (N,) int64: index into pool, where kind is snapshot
     pool: list = field(default_factory=list)  # past learners' networks, oldest first
     frozen: object = None  # the config's frozen checkpoint's network (never trained), if any
+    pfsp: float = 0.0  # the config's pfsp exponent (0: the fixed shares)
+    win_rate: np.ndarray = None  # (len(OPPONENT_KINDS),) the learner's recent share of episodes won
+    pool_win_rate: np.ndarray = None  # (len(pool),) the same against each snapshot
+    episode_return: np.ndarray = None  # (N,) the learner's return so far in each game's episode
+
+    def __post_init__(self):
+        n = len(self.kind)
+        self.win_rate = np.full(len(OPPONENT_KINDS), 0.5) if self.win_rate is None else self.win_rate
+        self.pool_win_rate = np.full(len(self.pool), 0.5) if self.pool_win_rate is None else self.pool_win_rate
+        self.episode_return = np.zeros(n) if self.episode_return is None else self.episode_return
+
+
+#: Weight of each finished episode in the win rates (an exponential average over ~100).
+WIN_RATE_STEP = 0.01
 
 
 def make_opponents(config: Config, rng: np.random.Generator) -> Opponents:
@@ -41,6 +55,7 @@ def make_opponents(config: Config, rng: np.random.Generator) -> Opponents:
         kind=np.zeros(n, np.int64),
         learner_seat=np.zeros(n, np.int8),
         snapshot=np.zeros(n, np.int64),
+        pfsp=config.pfsp,
     )
     assign(opp, np.arange(n), rng)
     return opp
@@ -54,9 +69,51 @@ def assign(opp: Opponents, games: np.ndarray, rng: np.random.Generator) -> None:
     if not opp.pool:  # no snapshot yet: play itself instead
         mix[SELF] += mix[SNAPSHOT]
         mix[SNAPSHOT] = 0.0
+    if opp.pfsp:
+        mix = prioritised(mix, opp)
     opp.kind[games] = rng.choice(len(OPPONENT_KINDS), size=len(games), p=mix)
     opp.learner_seat[games] = rng.integers(0, 2, size=len(games))
-    opp.snapshot[games] = rng.integers(0, max(len(opp.pool), 1), size=len(games))
+    if opp.pfsp and opp.pool:
+        w = _priority(opp.pool_win_rate, opp.pfsp)
+        opp.snapshot[games] = rng.choice(len(opp.pool), size=len(games), p=w / w.sum())
+    else:
+        opp.snapshot[games] = rng.integers(0, max(len(opp.pool), 1), size=len(games))
+
+
+def _priority(win_rate: np.ndarray, p: float) -> np.ndarray:
+    return np.maximum(1.0 - win_rate, 1e-3) ** p  # never 0: an opponent beaten for now comes back
+
+
+def prioritised(mix: np.ndarray, opp: Opponents) -> np.ndarray:
+    """PFSP: the shares of every kind but ``self`` reweighted by ``(1 - w)**pfsp`` (the
+    pool's weight is its snapshots' mean), their total kept."""
+    w = opp.win_rate.copy()
+    if len(opp.pool):
+        w[SNAPSHOT] = 1.0 - np.mean(_priority(opp.pool_win_rate, 1.0))
+    others = np.arange(len(mix)) != SELF
+    moved = np.where(others, mix * _priority(w, opp.pfsp), 0.0)
+    if moved.sum() <= 0:
+        return mix
+    out = mix.copy()
+    out[others] = moved[others] / moved.sum() * mix[others].sum()
+    return out
+
+
+def record(opp: Opponents, games: np.ndarray, won: np.ndarray) -> None:
+    """Finished episodes of ``games`` (before new opponents are drawn): ``won`` moves each
+    opponent's win rate (``WIN_RATE_STEP`` an episode; ``self`` has none)."""
+    for k in np.unique(opp.kind[games]):
+        if k == SELF:
+            continue
+        x = won[opp.kind[games] == k]
+        keep = (1.0 - WIN_RATE_STEP) ** len(x)
+        opp.win_rate[k] = keep * opp.win_rate[k] + (1.0 - keep) * x.mean()
+        if k == SNAPSHOT:
+            snaps = opp.snapshot[games][opp.kind[games] == k]
+            for s in np.unique(snaps):
+                xs = x[snaps == s]
+                keep = (1.0 - WIN_RATE_STEP) ** len(xs)
+                opp.pool_win_rate[s] = keep * opp.pool_win_rate[s] + (1.0 - keep) * xs.mean()
 
 
 def learner_moves(opp: Opponents, mover: np.ndarray) -> np.ndarray:
@@ -72,14 +129,25 @@ def _sample(net: ActorCritic, rows, obs, mask, actions, device) -> None:
 
 
 def act(
-    opp: Opponents, games: np.ndarray, obs: np.ndarray, mask: np.ndarray, actions: np.ndarray, device: torch.device
+    opp: Opponents,
+    games: np.ndarray,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    actions: np.ndarray,
+    device: torch.device,
+    current: ActorCritic | None = None,
 ) -> None:
-    """Fill ``actions[games]`` with the opponents' moves (games the learner does not move)."""
+    """Fill ``actions[games]`` with the opponents' moves (games the learner does not move).
+    The ``self`` opponent moves only where ``current`` is given (a copy of the learner
+    playing the other seat, as in the RLlib trainer); in ``train.py`` the learner makes
+    those moves itself."""
     for k, kind in enumerate(OPPONENT_KINDS):
         idx = games[opp.kind[games] == k]
-        if not idx.size or k == SELF:
+        if not idx.size or (k == SELF and current is None):
             continue
-        if k == FROZEN:
+        if k == SELF:
+            _sample(current, idx, obs, mask, actions, device)
+        elif k == FROZEN:
             _sample(opp.frozen, idx, obs, mask, actions, device)
         elif k == SNAPSHOT:
             for s in np.unique(opp.snapshot[idx]):
@@ -93,3 +161,4 @@ def add_snapshot(opp: Opponents, model: ActorCritic, pool_size: int, device: tor
     snap = ActorCritic(model.spec).to(device)
     snap.load_state_dict(model.state_dict())
     opp.pool = (opp.pool + [snap])[-pool_size:]
+    opp.pool_win_rate = np.append(opp.pool_win_rate, 0.5)[-pool_size:]

@@ -103,6 +103,9 @@ def collect(
             has = ended[pending[ended, seat] >= 0]
             buf.dones[pending[has, seat], has] = True
         pending[ended] = -1
+        opp.episode_return += out.rewards[np.arange(n), opp.learner_seat]
+        O.record(opp, ended, opp.episode_return[ended] > 0)  # PFSP's win rates
+        opp.episode_return[ended] = 0.0
         O.assign(opp, ended, rng)
         obs, mask = out.obs, out.action_mask
     # Decisions still waiting for their successor: bootstrap from the seat's view now.

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from agents.evaluate import play
 from agents.training import opponents as O
 from agents.training import ppo, warmstart
 from agents.training.checkpoint import (
@@ -28,18 +29,20 @@ from agents.training.checkpoint import (
 )
 from agents.training.config import Config, from_saved, make_config
 from agents.training.network import ActorCritic
+from agents.training.policy import Policy
 from ginenv import VectorEnv
+from ginenv.baselines import BASELINES
 from ginenv.rules import Rules
 
 
-def resumed_config(resume, given: Config, overrides=()) -> tuple[Path, Config]:
+def resumed_config(resume, given: Config, overrides=(), trainer: str = "train.py") -> tuple[Path, Config]:
     """The step directory to resume from and the config saved with it, with the keys
     ``overrides`` (and where logs and checkpoints go, and the device) taken from
     ``given``. The thread count is the saved one unless ``overrides`` names it: a run
     resumed with other threads would not equal the uninterrupted run."""
     step_dir = resolve_checkpoint(resume)
     try:
-        saved = from_saved(read_training_meta(step_dir)["config"])
+        saved = from_saved(read_training_meta(step_dir, trainer)["config"])
         for key in ("log_dir", "checkpoint_dir", "device", *overrides):
             saved[key] = getattr(given, key)
         return step_dir, Config(**saved)
@@ -107,13 +110,15 @@ class Run:
     last_eval: dict = field(default_factory=dict)
 
 
-def plan_run(config, resume, resume_overrides, overrides) -> tuple[Config, Path | None, Path]:
+def plan_run(
+    config, resume, resume_overrides, overrides, trainer: str = "train.py"
+) -> tuple[Config, Path | None, Path]:
     """The config (a resumed run's own, but for the keys given again), the step to
     resume from, and the run's directory."""
     c = config or make_config(overrides)
     step_dir = None
     if resume is not None:
-        step_dir, c = resumed_config(resume, c, resume_overrides)
+        step_dir, c = resumed_config(resume, c, resume_overrides, trainer)
     if not c.run_name:
         c.run_name = f"gin__{c.exp_name}__{c.seed}__{int(time.time())}"
     run_dir = Path(c.checkpoint_dir) / c.run_name
@@ -185,6 +190,34 @@ def open_logs(run: Run, fresh: bool) -> None:
         table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
         run.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
     run.say(f"run {c.run_name}: TensorBoard logs in {Path(c.log_dir) / c.run_name}, checkpoints in {run.run_dir}")
+
+
+EVAL_SEED = 10_000  # evaluation k plays the games of seed EVAL_SEED + update
+
+
+def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int, frozen=None) -> dict:
+    """Match win rates against ``config.eval_opponents`` (baselines, or the frozen
+    checkpoint's network ``frozen``); the model back in train mode after."""
+    out = {}
+    for name in config.eval_opponents:
+        opponent = Policy(frozen, name="frozen") if name == "frozen" else BASELINES[name](seed=0)
+        r = play(
+            Policy(model, name="learner"),
+            opponent,
+            config.eval_matches,
+            rules,
+            seed=EVAL_SEED + update,
+            mode=config.eval_mode,
+        )
+        out[name] = {
+            "win_rate": r["win_rate_a"],
+            "ci95": r["win_rate_a_ci95"],
+            "points_per_hand": r["points_per_hand_a"] - r["points_per_hand_b"],
+            "hand_win_rate": r["hands_won_a"] / max(r["hands"], 1),
+            "games": r["games"],
+        }
+    model.train()
+    return out
 
 
 def log_eval(run: Run, ev: dict) -> str:

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -110,6 +111,21 @@ class Imitation:
         self.env.state = checkpoint.state_from_tensors(self.env.state, tensors, prefix="bc.env.")
         if meta.get("teacher_rng") is not None:
             self.teacher.rng.bit_generator.state = meta["teacher_rng"]
+
+
+NETWORK_KEYS = ("hidden_sizes", "activation", "architecture", "privileged_critic")
+
+
+def init_sets(path) -> list:
+    """``--set`` items that start a run from the checkpoint ``path``: ``init_from`` and
+    its network's shape (strings as they are, the rest as YAML)."""
+    network = checkpoint.read_meta(checkpoint.resolve_checkpoint(path)).get("network") or {}
+    sets = [f"init_from={path}"]
+    for key in NETWORK_KEYS:
+        if key in network:
+            value = network[key]
+            sets.append(f"{key}={value if isinstance(value, str) else json.dumps(value)}")
+    return sets
 
 
 def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
