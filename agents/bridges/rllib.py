@@ -127,14 +127,14 @@ class _League(Versus):
 class RLlibGinEnv(VectorEnv):
     """``num_envs`` games of the learner against the config's opponent mix, as RLlib's
     env runners step them (see the module docstring). ``env_config``: ``config``, a
-    train.py config as a dict, and ``num_envs``."""
+    train.py config as a dict, ``num_envs``, and ``torch_threads`` for its process."""
 
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, env_config: dict):
         self.c = c = Config(**env_config["config"])
         self.num_envs = n = int(env_config.get("num_envs", c.num_envs))
-        torch.set_num_threads(c.torch_threads)
+        torch.set_num_threads(int(env_config.get("torch_threads", c.torch_threads)))
         self.rules = Rules.preset(c.rules)
         self.network = c.network_spec()
         self.rng = np.random.default_rng(c.seed)
@@ -269,11 +269,14 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
     if c.pfsp:
         raise ValueError("pfsp is train.py's: the RLlib trainer draws opponents by the fixed shares (set pfsp=0)")
     batch = c.batch_size
+    # An env runner of its own process uses the cores Ray gives it; sampling in the
+    # driver, the run's torch_threads.
+    threads = max(1, int(cpus_per_runner)) if num_env_runners else c.torch_threads
     return (
         PPOConfig()
         .environment(
             env=RLlibGinEnv,
-            env_config={"config": dataclasses.asdict(c)},
+            env_config={"config": dataclasses.asdict(c), "torch_threads": threads},
             disable_env_checking=True,
             normalize_actions=False,
             clip_actions=False,
