@@ -18,13 +18,20 @@ SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
 
 def make_agent(spec, seed: int = 0):
     """A baseline name (``knock_early``, ``gin_hunter``, ``random``, ``patient``), a checkpoint
-    directory or file, or an object that already has ``act``."""
+    directory or file (``<checkpoint>+search[=W]``: with search at decision time, see
+    ``agents.training.search``), or an object that already has ``act``."""
     if hasattr(spec, "act") or (isinstance(spec, str) and spec in BASELINES):
         return make_baseline(spec, seed)
     if not isinstance(spec, (str, Path)) or not str(spec).strip():
         raise ValueError(
             f"agent spec must be a baseline name ({', '.join(BASELINES)}) or a checkpoint path, got {spec!r}"
         )
+    if "+search" in str(spec):  # "<checkpoint>+search[=W]": the policy with search at decision time
+        from agents.training.search import SearchAgent, parse_search
+
+        parsed = parse_search(spec)
+        if parsed is not None:
+            return SearchAgent(load_policy(parsed[0], seed=seed), worlds=parsed[1], seed=seed)
     path = Path(str(spec))
     if path.exists():
         return load_policy(path)

@@ -58,7 +58,9 @@ def play(
         b_moves = live & ~a_moves
         for agent, who in ((agent_a, a_moves), (agent_b, b_moves)):
             idx = np.flatnonzero(who)
-            if idx.size:
+            if idx.size and getattr(agent, "reads_state", False):  # search: worlds from the state
+                actions[idx] = agent.act(obs[idx], mask[idx], state=state.select(idx), seats=state.current[idx])
+            elif idx.size:
                 actions[idx] = agent.act(obs[idx], mask[idx])
         core.step(state, actions)
         ended = np.flatnonzero(state.hand_ended)

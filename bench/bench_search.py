@@ -1,0 +1,73 @@
+"""Search at decision time: seconds per move, one game at a time (what the server asks
+of the bot), for the plain policy and for ``+search=W``.
+
+Positions come from games of the shipped bot against itself (every decision of the
+first ``--games`` games, seeded); each is timed alone (batch 1), the plain policy and
+the searching one on the same positions, interleaved. Prints the median and the 90th
+percentile per move, and how many of the searched moves differ from the policy's.
+Run: ``python bench/bench_search.py [--worlds 16] [--games 4]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+from agents import SHIPPED, load_policy
+from agents.training.search import SearchAgent
+from ginenv import core
+from ginenv.observation import observe
+from ginenv.rules import Rules
+
+
+def positions(policy, games: int, seed: int):
+    s = core.init(games, Rules(), seed, mode="hand")
+    out = []
+    while not s.done.all():
+        idx = np.flatnonzero(~s.done)
+        out += [s.select([i]) for i in idx]
+        a = np.full(games, core.SKIP, np.int64)
+        a[idx] = policy.act(observe(s, s.current)[idx], core.legal_action_mask(s)[idx])
+        core.step(s, a)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--worlds", type=int, default=16)
+    p.add_argument("--games", type=int, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
+    policy = load_policy(SHIPPED)
+    search = SearchAgent(policy, worlds=args.worlds, seed=args.seed)
+    plain_s, search_s, differ = [], [], 0
+    for s in positions(policy, args.games, args.seed):
+        obs, mask = observe(s, s.current), core.legal_action_mask(s)
+        t0 = time.perf_counter()
+        a = policy.act(obs, mask)
+        t1 = time.perf_counter()
+        b = search.act(obs, mask, state=s, seats=s.current)
+        t2 = time.perf_counter()
+        plain_s.append(t1 - t0)
+        search_s.append(t2 - t1)
+        differ += int(a[0] != b[0])
+
+    def line(name, xs):
+        xs = sorted(xs)
+        return f"{name:18s} median {statistics.median(xs) * 1e3:7.2f} ms  p90 {xs[int(0.9 * len(xs))] * 1e3:7.2f} ms"
+
+    print(f"{len(plain_s)} positions, batch 1, 1 thread")
+    print(line("policy", plain_s))
+    print(line(f"+search={args.worlds}", search_s))
+    print(f"search moves that differ from the policy's: {differ} of {len(search_s)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

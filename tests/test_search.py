@@ -1,0 +1,105 @@
+"""Search at decision time (agents.training.search): its rollouts against a slow
+one-game reference, its fairness (hidden cards never change its choice), the agent spec
+and the evaluator."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents import SHIPPED, load_policy, make_agent  # noqa: E402
+from agents.evaluate import play  # noqa: E402
+from agents.training.search import SearchAgent, parse_search, rollout  # noqa: E402
+from ginenv import core  # noqa: E402
+from ginenv.observation import observe  # noqa: E402
+from ginenv.rules import Rules  # noqa: E402
+from ginenv.worlds import resample_hidden  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def policy():
+    return load_policy(SHIPPED)
+
+
+def advanced(policy, n, seed, moves):
+    s = core.init(n, Rules(), seed, mode="hand")
+    for _ in range(moves):
+        live = ~s.done
+        a = np.full(n, core.SKIP, np.int64)
+        idx = np.flatnonzero(live)
+        a[idx] = policy.act(observe(s, s.current)[idx], core.legal_action_mask(s)[idx])
+        core.step(s, a)
+    return s.select(np.flatnonzero(~s.done))
+
+
+def reference_value(policy, s, first, seat):
+    """One game, move by move: ``first``, then the policy's greedy moves for whoever is on
+    move, until the hand ends; the hand's points, ``seat``'s minus the other's."""
+    s = s.copy()
+    action = int(first)
+    while True:
+        core.step(s, np.array([action]))
+        if s.hand_ended[0] or s.done[0]:
+            pts = s.hand_points[0] + s.bonus_points[0]
+            return float(pts[seat] - pts[1 - seat])
+        who = int(s.current[0])
+        action = int(policy.act(observe(s, np.array([who]))[0], core.legal_action_mask(s)[0]))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_batched_rollouts_equal_one_game_at_a_time(policy, seed):
+    s = advanced(policy, 24, seed, moves=int(np.random.default_rng(seed).integers(0, 30)))
+    rng = np.random.default_rng(seed)
+    mask = core.legal_action_mask(s)
+    first = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    seat = s.current.astype(np.int64)
+    got = rollout(policy.model, s.copy(), first, seat)
+    want = [reference_value(policy, s.select([i]), first[i], seat[i]) for i in range(s.batch_size)]
+    assert np.array_equal(got, np.array(want))
+    assert (got != 0).any()
+
+
+def test_hidden_cards_never_change_the_choice(policy):
+    """Two states that differ only in what the player on move cannot see (the opponent's
+    unseen cards, the stock's order) give the same observations and the same choices."""
+    s = advanced(policy, 32, 5, moves=9)
+    other = resample_hidden(s, s.current, np.random.default_rng(99))
+    assert not np.array_equal(other.hands_of(1 - s.current), s.hands_of(1 - s.current))
+    o1, o2 = observe(s, s.current), observe(other, other.current)
+    assert np.array_equal(o1, o2)
+    m = core.legal_action_mask(s)
+    a1 = SearchAgent(policy, worlds=6, seed=3).act(o1, m, state=s, seats=s.current)
+    a2 = SearchAgent(policy, worlds=6, seed=3).act(o2, m, state=other, seats=other.current)
+    assert np.array_equal(a1, a2)
+    assert m[np.arange(len(a1)), a1].all()
+
+
+def test_search_picks_legal_moves_and_sometimes_overrides_the_policy(policy):
+    s = advanced(policy, 64, 8, moves=7)
+    obs, mask = observe(s, s.current), core.legal_action_mask(s)
+    a = SearchAgent(policy, worlds=12, seed=1).act(obs, mask, state=s, seats=s.current)
+    assert mask[np.arange(len(a)), a].all()
+    plain = policy.act(obs, mask)
+    assert (a == plain).mean() > 0.5  # mostly the policy's own move ...
+    probs = policy.probabilities(obs, mask)
+    assert (probs[np.arange(len(a)), a] >= 0.02).all()  # ... and never one it all but rules out
+
+
+def test_the_spec_and_its_errors(policy):
+    assert parse_search("checkpoints/champion+search") == ("checkpoints/champion", 16)
+    assert parse_search("a/b+search=4") == ("a/b", 4)
+    assert parse_search("checkpoints/champion") is None
+    for bad in ("x+search=0", "x+search=abc", "x+search=1000"):
+        with pytest.raises(ValueError, match=r"\+search=W needs W"):
+            parse_search(bad)
+    agent = make_agent(f"{SHIPPED}+search=4")
+    assert isinstance(agent, SearchAgent) and agent.worlds == 4
+    with pytest.raises(ValueError, match="needs act\\(obs, mask, state=..., seats=...\\)"):
+        agent.act(np.zeros((1, 487), np.float32), np.ones((1, 108), bool))
+    with pytest.raises(ValueError, match="worlds must be an integer from 1 to 256"):
+        SearchAgent(policy, worlds=0)
+
+
+def test_the_evaluator_plays_it(policy):
+    r = play(SearchAgent(policy, worlds=4), make_agent("knock_early"), 6, Rules(), seed=3, mode="hand")
+    assert r["games"] == 6 and r["hands"] == 6
