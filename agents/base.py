@@ -5,6 +5,10 @@ An agent acts on a batch: ``act(observations, action_masks) -> actions``, with
 ``(B, 108)`` bool; it returns ``(B,)`` int64 legal actions. It sees only what the
 observation shows, never the hidden state. The baselines (``ginenv.baselines``) and the
 trained policies (``agents.training.policy``) implement it.
+
+An agent that searches (``reads_state = True``, ``agents.training.search``) also takes
+the games' state and the seats it plays, which it reads only through
+``ginenv.worlds.resample_hidden``; ``choose`` calls either kind.
 """
 
 from __future__ import annotations
@@ -18,3 +22,10 @@ class Agent(Protocol):
     name: str
 
     def act(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray: ...
+
+
+def choose(agent, observations, action_masks, state=None, seats=None) -> np.ndarray:
+    """``agent.act``, given the games' ``state`` and ``seats`` where it searches them."""
+    if getattr(agent, "reads_state", False):
+        return agent.act(observations, action_masks, state=state, seats=seats)
+    return agent.act(observations, action_masks)

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from agents import BASELINES, make_agent
+from agents.base import choose
 from agents.stats import bradley_terry, wilson
 from ginenv import core
 from ginenv.observation import observe
@@ -58,10 +59,9 @@ def play(
         b_moves = live & ~a_moves
         for agent, who in ((agent_a, a_moves), (agent_b, b_moves)):
             idx = np.flatnonzero(who)
-            if idx.size and getattr(agent, "reads_state", False):  # search: worlds from the state
-                actions[idx] = agent.act(obs[idx], mask[idx], state=state.select(idx), seats=state.current[idx])
-            elif idx.size:
-                actions[idx] = agent.act(obs[idx], mask[idx])
+            if idx.size:
+                sub = state.select(idx) if getattr(agent, "reads_state", False) else None
+                actions[idx] = choose(agent, obs[idx], mask[idx], sub, state.current[idx])
         core.step(state, actions)
         ended = np.flatnonzero(state.hand_ended)
         if ended.size:

@@ -103,3 +103,19 @@ def test_the_spec_and_its_errors(policy):
 def test_the_evaluator_plays_it(policy):
     r = play(SearchAgent(policy, worlds=4), make_agent("knock_early"), 6, Rules(), seed=3, mode="hand")
     assert r["games"] == 6 and r["hands"] == 6
+
+
+def test_a_game_against_the_searching_bot_replays_exactly(policy):
+    """The person's game against ``+search``: the bot's moves are a function of what it
+    sees, so a stored game rebuilt from the person's moves is the same game."""
+    from agents.play.game import Game
+
+    bot = SearchAgent(policy, worlds=4, seed=2)
+    game = Game(bot, mode="hand", seed=11)
+    rng = np.random.default_rng(0)
+    while not game.over:
+        game.play(int(rng.choice([a["id"] for a in game.legal_actions()])))
+    again = Game(SearchAgent(policy, worlds=4, seed=2), mode="hand", seed=11)
+    again.replay(game.actions)
+    assert again.over and again.history == game.history
+    assert any(m["player"] != "you" for m in game.history[0]["moves"])

@@ -24,6 +24,7 @@ import secrets
 import numpy as np
 
 from agents import SHIPPED, make_agent
+from agents.base import choose
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import CARD_VALUES, RANKS, format_card, parse_cards
@@ -138,7 +139,7 @@ class Game:
             s = self.state
             other = 1 - self.seat
             mask = core.legal_action_mask(s)
-            action = int(np.asarray(self.agent.act(observe(s, other), mask)).reshape(-1)[0])
+            action = int(np.asarray(choose(self.agent, observe(s, other), mask, s, np.array([other]))).reshape(-1)[0])
             shown = self._public_label(action)
             hand = int(s.hand_no[0])
             self._step(action, BOT)

@@ -18,6 +18,8 @@ that two states differing only in them give the same choices). The agent spec
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 
@@ -39,7 +41,7 @@ class SearchAgent:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= 256:
                 raise ValueError(f"search {name} must be an integer from 1 to 256, got {v!r}")
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
-        self.rng = np.random.default_rng(seed)
+        self.seed = seed
         self.name = f"{policy.name}+search={self.worlds}"
 
     def act(self, observations, action_masks, state: core.State | None = None, seats=None):
@@ -49,6 +51,10 @@ class SearchAgent:
                 "(the evaluator passes them); use the plain checkpoint where only observations are at hand"
             )
         probs = self.policy.probabilities(observations, action_masks)
+        # The worlds' generator: a function of the seed and the observations alone, so a
+        # replayed game searches the same worlds whatever else the agent played before.
+        digest = hashlib.blake2b(np.ascontiguousarray(observations, np.float32).tobytes(), digest_size=8).digest()
+        self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
         single = probs.ndim == 1
         probs = probs[None] if single else probs
         k = self.candidates
