@@ -31,7 +31,7 @@ def make_agent(spec, seed: int = 0):
 
         parsed = parse_search(spec)
         if parsed is not None:
-            return SearchAgent(load_policy(parsed[0], seed=seed), worlds=parsed[1], seed=seed)
+            return SearchAgent(load_policy(parsed[0]), worlds=parsed[1], seed=seed)
     path = Path(str(spec))
     if path.exists():
         return load_policy(path)

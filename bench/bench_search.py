@@ -4,7 +4,7 @@ of the bot), for the plain policy and for ``+search=W``.
 Positions come from games of the shipped bot against itself (every decision of the
 first ``--games`` games, seeded); each is timed alone (batch 1), the plain policy and
 the searching one on the same positions, interleaved. Prints the median and the 90th
-percentile per move, and how many of the searched moves differ from the policy's.
+percentile and the most per move, and how many of the searched moves differ from the policy's.
 Run: ``python bench/bench_search.py [--worlds 16] [--games 4]``.
 """
 
@@ -60,7 +60,10 @@ def main(argv=None) -> int:
 
     def line(name, xs):
         xs = sorted(xs)
-        return f"{name:18s} median {statistics.median(xs) * 1e3:7.2f} ms  p90 {xs[int(0.9 * len(xs))] * 1e3:7.2f} ms"
+        return (
+            f"{name:18s} median {statistics.median(xs) * 1e3:7.2f} ms  p90 {xs[int(0.9 * len(xs))] * 1e3:7.2f} ms  "
+            f"max {xs[-1] * 1e3:7.2f} ms"
+        )
 
     print(f"{len(plain_s)} positions, batch 1, 1 thread")
     print(line("policy", plain_s))
