@@ -274,6 +274,10 @@ def test_the_command_names_bad_arguments(tmp_path):
     assert out.returncode == 2 and "--init-from" in out.stderr and "no checkpoint" in out.stderr
     out = run("--set", "num_envs=0")
     assert out.returncode == 2 and "num_envs" in out.stderr
+    out = run("--address", "127.0.0.1:1")
+    assert out.returncode == 2 and "no Ray cluster to join there" in out.stderr
+    with pytest.raises(ValueError, match="pfsp is train.py's"):
+        R.ppo_config(config(tmp_path, "pfsp=1"))
 
 
 # ----------------------------------------------------------------- two Ray nodes

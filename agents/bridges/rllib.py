@@ -554,6 +554,20 @@ def train_rllib(
     return path if path is not None else save(run)
 
 
+def _reachable(address: str, timeout: float = 5.0) -> bool:
+    """Something answers at ``host:port`` (``ray://`` or a bare host: not checked here)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return True
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m agents.rllib", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -593,7 +607,12 @@ def main(argv=None) -> int:
 
     address = args.address or os.environ.get("RAY_ADDRESS")
     local = {} if address else {"num_cpus": max(2, math.ceil(args.num_env_runners * args.cpus_per_runner))}
-    ray.init(address=address, include_dashboard=False, log_to_driver=False, **local)
+    if address and address not in ("auto", "local") and not _reachable(address):
+        p.error(f"--address {address}: no Ray cluster to join there (nothing answers); start one with ray start --head")
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, **local)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        p.error(f"--address {address}: no Ray cluster to join there ({e}); start one with ray start --head")
     try:
         path = train_rllib(
             config,
