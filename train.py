@@ -24,6 +24,7 @@ checkpoints/<run>`` continues a run exactly where its last checkpoint left it.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import signal
 import sys
@@ -33,6 +34,8 @@ from pathlib import Path
 from agents.extras import require
 
 require("train", what="training (train.py)", main=__name__ == "__main__")
+
+import torch  # noqa: E402
 
 from agents.training import opponents as O  # noqa: E402
 from agents.training import ppo, rollout, warmstart  # noqa: E402
@@ -132,6 +135,44 @@ def league_stats(opp: O.Opponents) -> dict:
     }
 
 
+def league(run: Run) -> bool:
+    """Every ``exploiter_every`` updates, before the next rollout: an exploiter trained by
+    this trainer against the learner as it is (frozen), from fresh weights with the
+    learner's network shape, joins the league's exploiter pool. Its run lives in
+    ``<run>/league/``. Returns False if a signal stopped it (the next resume trains it
+    again, alike: its seed is the run's plus the update)."""
+    c, p = run.c, run.progress
+    u = p["update"]
+    if not c.exploiter_every or u == 0 or u % c.exploiter_every or p["exploiter_at"] == u:
+        return True
+    from agents.training.checkpoint import save_checkpoint
+    from agents.training.exploit import exploiter_config
+    from agents.training.policy import load_policy
+
+    league_dir = run.run_dir / "league"
+    meta = {"network": c.network_spec().to_dict(), "rules": run.rules.to_dict(), "config": {}, "update": u}
+    target = save_checkpoint(league_dir / f"learner_{u}", u, run.model, meta)
+    keys = ("num_envs", "num_steps", "num_minibatches", "update_epochs", "torch_threads", "device", "mode", "rules")
+    keys += ("hidden_sizes", "activation", "architecture", "privileged_critic", "log_dir")
+    sets = [f"{k}={json.dumps(getattr(c, k)) if not isinstance(getattr(c, k), str) else getattr(c, k)}" for k in keys]
+    sets += [f"seed={c.seed + u}", f"checkpoint_dir={league_dir}", "eval_every=0", "bc_decisions=0"]
+    sub = exploiter_config(str(target), c.exploiter_decisions, None, sets, run_name=f"{c.run_name}_exploiter_{u}")
+    torch_state = torch.get_rng_state()  # the learner's random stream goes on as if nothing ran
+    run.say(f"league: training an exploiter of update {u} ({c.exploiter_decisions:,} decisions)")
+    last = train(sub, quiet=True)
+    torch.set_rng_state(torch_state)
+    torch.set_num_threads(c.torch_threads)
+    if load_training_update(last) < sub.num_updates:
+        return False
+    O.add_exploiter(run.opponents, load_policy(last).model.to(run.device), c.exploiter_pool_size)
+    p["exploiter_at"] = u
+    return True
+
+
+def load_training_update(step_dir) -> int:
+    return int(json.loads((Path(step_dir) / "trainer.json").read_text())["update"])
+
+
 def log_update(run: Run, stats: dict) -> str:
     """TensorBoard scalars, and an evaluation when due; returns the progress line."""
     c, p = run.c, run.progress
@@ -179,6 +220,8 @@ def train(
         start, path = time.time(), None
         end = c.num_updates if stop_after is None else min(c.num_updates, resumed_at + stop_after)
         while run.progress["update"] < end:
+            if not league(run):  # an exploiter of the learner as it is now, when due
+                return stopped(run, checkpoint(run), "while training an exploiter")
             buf, timing = collect(run)  # rollout
             stats = learn(run, buf, timing)  # advantages, PPO update, snapshot
             run.say(log_update(run, stats))  # logging, evaluation

@@ -90,3 +90,75 @@ def test_records_move_each_win_rate_toward_the_results_and_skip_self():
         O.record(opp, np.array([0]), np.array([True]))
     assert opp.win_rate[K["random"]] > 1 - 1e-6
     assert 0 < O.prioritised(opp.mix, opp)[K["random"]] < 0.01
+
+
+# ------------------------------------------------------------------- exploiters
+def _league_config(tmp_path, **extra):
+    import train
+
+    sets = {
+        "num_envs": 16,
+        "num_steps": 8,
+        "total_decisions": 16 * 8 * 6,
+        "num_minibatches": 2,
+        "hidden_sizes": "[16, 16]",
+        "snapshot_every": 1,
+        "pool_size": 2,
+        "opponents": "{self: 0.3, snapshot: 0.2, exploiter: 0.3, gin_hunter: 0.2}",
+        "exploiter_every": 2,
+        "exploiter_decisions": 256,
+        "exploiter_pool_size": 2,
+        "pfsp": 1.0,
+        "eval_every": 0,
+        "checkpoint_every": 100,
+        "torch_threads": 1,
+        "log_dir": str(tmp_path / "runs"),
+        "checkpoint_dir": str(tmp_path / "ck"),
+        "run_name": "league",
+        **extra,
+    }
+    return train.make_config(sets=[f"{k}={v}" for k, v in sets.items()])
+
+
+def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
+    import json
+
+    import train
+    from safetensors.torch import load_file
+
+    c = _league_config(tmp_path, total_decisions=16 * 24 * 14, exploiter_every=4, num_steps=24)
+    last = train.train(c, quiet=True)
+    meta = json.loads((last / "trainer.json").read_text())
+    assert meta["exploiter_at"] == 12 and len(meta["exploiters"]) == 2  # trained at 4, 8, 12; two kept
+    league = last.parent / "league"
+    # each exploiter is a train.py run against the learner of its update, frozen
+    for u in (4, 8, 12):
+        run = league / f"league_exploiter_{u}"
+        cfg = json.loads((run / (run / "LATEST").read_text().strip() / "policy.json").read_text())
+        assert cfg["config"]["opponents"] == {"frozen": 1.0}
+        assert cfg["config"]["frozen"].startswith(str(league / f"learner_{u}"))
+    t = load_file(str(last / "trainer.safetensors"))
+    kinds = t["opponents.kind"].numpy()
+    assert (kinds == K["exploiter"]).any()  # games against them in progress
+    assert any(k.startswith("exploiters.1.") for k in t)
+    assert t["opponents.win_rate"].numpy()[K["exploiter"]] != 0.5  # their episodes were recorded
+
+
+def test_a_resumed_league_run_matches_an_uninterrupted_one(tmp_path):
+    """Stopped between exploiters; the resumed run trains the next one alike."""
+    import train
+    from safetensors.torch import load_file
+
+    whole = train.train(_league_config(tmp_path / "a"), quiet=True)
+    half = train.train(_league_config(tmp_path / "b"), quiet=True, stop_after=3)
+    resumed = train.train(_league_config(tmp_path / "b"), resume=half.parent, quiet=True)
+    assert resumed.name == whole.name
+    for name in ("policy.safetensors", "trainer.safetensors"):
+        a, b = load_file(str(whole / name)), load_file(str(resumed / name))
+        assert a.keys() == b.keys()
+        assert all((a[k] == b[k]).all() for k in a), name
+
+
+def test_exploiter_shares_need_exploiters():
+    with pytest.raises(ValueError, match="opponents give episodes to exploiter, but exploiter_every is 0"):
+        make_config(sets=["opponents={self: 0.5, exploiter: 0.5}"])

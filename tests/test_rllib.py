@@ -273,7 +273,7 @@ def test_the_command_names_bad_arguments(tmp_path):
     assert out.returncode == 2 and "num_envs" in out.stderr
     out = run("--address", "127.0.0.1:1")
     assert out.returncode == 2 and "no Ray cluster to join there" in out.stderr
-    with pytest.raises(ValueError, match="pfsp is train.py's"):
+    with pytest.raises(ValueError, match="pfsp and exploiter_every are train.py's league"):
         R.ppo_config(config(tmp_path, "pfsp=1"))
 
 

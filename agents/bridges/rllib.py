@@ -266,8 +266,11 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    if c.pfsp:
-        raise ValueError("pfsp is train.py's: the RLlib trainer draws opponents by the fixed shares (set pfsp=0)")
+    if c.pfsp or c.exploiter_every:
+        raise ValueError(
+            "pfsp and exploiter_every are train.py's league: the RLlib trainer draws opponents by the fixed "
+            "shares (set pfsp=0 and exploiter_every=0)"
+        )
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the
     # driver, the run's torch_threads.

@@ -294,10 +294,13 @@ def save_training(
     for k, snap in enumerate(opponents.pool):
         for name, value in snap.state_dict().items():
             tensors[f"pool.{k}.{name}"] = value
+    for k, net in enumerate(opponents.exploiters):
+        for name, value in net.state_dict().items():
+            tensors[f"exploiters.{k}.{name}"] = value
     tensors.update(state_tensors(env_state))
     if imitation is not None:
         tensors.update(imitation.tensors())
-    for name in ("kind", "learner_seat", "snapshot", "win_rate", "pool_win_rate", "episode_return"):
+    for name in ("kind", "learner_seat", "snapshot", "win_rate", "pool_win_rate", "episode_return", "exploiter"):
         tensors[f"opponents.{name}"] = torch.from_numpy(np.asarray(getattr(opponents, name)).copy())
     baseline_rngs = {
         name: jsonable(agent.rng.bit_generator.state)
@@ -309,6 +312,7 @@ def save_training(
         "numpy_rng": jsonable(rng.bit_generator.state),
         "baseline_rngs": baseline_rngs,
         "pool_size": len(opponents.pool),
+        "exploiters": [net.spec.to_dict() for net in opponents.exploiters],
         "optimizer": optimizer_meta(optimizer),
         "config": config,
     }
@@ -355,7 +359,8 @@ def restore_training(
     step_dir: Path, model, *, optimizer, env, opponents, rng: np.random.Generator, device, new_model
 ) -> dict:
     """Restore what ``save_training`` wrote into the given objects (``new_model()`` builds
-    each snapshot's network); returns the saved progress counters."""
+    each snapshot's network, ``new_model(spec)`` each exploiter's); returns the saved
+    progress counters."""
     tmeta = read_training_meta(step_dir)
     meta = read_meta(step_dir)
     model.load_state_dict(load_tensors(step_dir / "policy.safetensors", meta))
@@ -366,6 +371,11 @@ def restore_training(
         snap = new_model()
         snap.load_state_dict({n[len(f"pool.{k}.") :]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
         opponents.pool.append(snap)
+    opponents.exploiters = []
+    for k, spec in enumerate(tmeta.get("exploiters", [])):
+        net = new_model(spec)
+        net.load_state_dict({n[len(f"exploiters.{k}.") :]: v for n, v in t.items() if n.startswith(f"exploiters.{k}.")})
+        opponents.exploiters.append(net.eval())
     env.state = state_from_tensors(env.state, t)
     for name, old in _OLD_OPPONENT_NAMES.items():
         setattr(opponents, name, t.get(f"opponents.{name}", t.get(old)).numpy().copy())
@@ -373,6 +383,10 @@ def restore_training(
     for name in ("win_rate", "pool_win_rate", "episode_return"):
         if f"opponents.{name}" in t:
             setattr(opponents, name, t[f"opponents.{name}"].numpy().astype(np.float64).copy())
+    if len(opponents.win_rate) < len(opponents.mix):  # saved before the last kind was added
+        opponents.win_rate = np.append(opponents.win_rate, np.full(len(opponents.mix) - len(opponents.win_rate), 0.5))
+    if "opponents.exploiter" in t:
+        opponents.exploiter = t["opponents.exploiter"].numpy().copy()
     for name, state in tmeta.get("baseline_rngs", {}).items():
         opponents.baselines[name].rng.bit_generator.state = state
     rng.bit_generator.state = tmeta["numpy_rng"]
@@ -386,4 +400,5 @@ def restore_training(
         "last_eval": meta.get("evaluation", {}),
         "imitation": (t, tmeta["imitation"]) if "imitation" in tmeta else None,
         "imitated": bool(tmeta.get("imitated", False)),
+        "exploiter_at": int(tmeta.get("exploiter_at", 0)),
     }

@@ -18,9 +18,10 @@ from ginenv import core
 from ginenv.baselines import BASELINES
 from ginenv.rules import PRESETS
 
-#: Who may sit opposite the learner: itself, a past snapshot, or any baseline. The
-#: order is the one the trainer draws in.
-OPPONENT_KINDS = ("self", "snapshot", *BASELINES, "frozen")  # new kinds go last: saved draws keep their meaning
+#: Who may sit opposite the learner: itself, a past snapshot, any baseline, a frozen
+#: checkpoint or one of the league's exploiters. The order is the one the trainer draws
+#: in; new kinds go last, so that saved draws keep their meaning.
+OPPONENT_KINDS = ("self", "snapshot", *BASELINES, "frozen", "exploiter")
 _NET = NetworkSpec()
 #: The most each count may be: far above any run this machine could hold, low enough
 #: that a typo (10**8 games) is an error, not a MemoryError deep inside numpy.
@@ -32,6 +33,8 @@ _INT_BOUNDS = {
     "total_decisions": 10**13,
     "snapshot_every": 10**7,
     "pool_size": 1_000,
+    "exploiter_pool_size": 1_000,
+    "exploiter_decisions": 10**13,
     "eval_matches": 1_000_000,
     "checkpoint_every": 10**7,
     "torch_threads": 256,
@@ -115,6 +118,15 @@ class Config:
     proportion to its share times (1 - w)**p, w the learner's recent share of episodes won
     against it (an average over its last ~100 finished episodes); the snapshots of the
     pool are weighted the same way among themselves. train.py only."""
+    exploiter_every: int = 0
+    """League: every this many updates (0: never), train an exploiter of the learner as it
+    is then (a best response from fresh weights against it, frozen, for
+    ``exploiter_decisions``, with this trainer) and add it to the exploiter pool, which the
+    ``exploiter`` share of ``opponents`` plays (until the first exists, ``self`` does)."""
+    exploiter_decisions: int = 1_000_000
+    """Each exploiter's training budget, both seats (``exploiter_every``)."""
+    exploiter_pool_size: int = 3
+    """Exploiters kept (oldest dropped)."""
     frozen: str = ""
     """A checkpoint that sits opposite the learner in the episodes the ``opponents`` mix
     gives to ``frozen``; its weights never change (the exploitability tool's target)."""
@@ -176,7 +188,9 @@ class Config:
             )
         if self.num_minibatches > self.num_envs:
             problems.append("num_minibatches must be at most num_envs (a minibatch would be empty)")
-        for name in ("eval_every", "bc_decisions", "critic_warmup_updates"):
+        if isinstance(self.opponents, dict) and self.opponents.get("exploiter") and not self.exploiter_every:
+            problems.append("opponents give episodes to exploiter, but exploiter_every is 0 (none is ever trained)")
+        for name in ("eval_every", "bc_decisions", "critic_warmup_updates", "exploiter_every"):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0")
         for name in (

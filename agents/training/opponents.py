@@ -16,7 +16,7 @@ from agents.training.config import OPPONENT_KINDS, Config
 from agents.training.network import ActorCritic
 from ginenv.baselines import BASELINES
 
-SELF, SNAPSHOT, FROZEN = (OPPONENT_KINDS.index(k) for k in ("self", "snapshot", "frozen"))
+SELF, SNAPSHOT, FROZEN, EXPLOITER = (OPPONENT_KINDS.index(k) for k in ("self", "snapshot", "frozen", "exploiter"))
 
 
 @dataclass
@@ -34,12 +34,15 @@ class Opponents:
     win_rate: np.ndarray = None  # (len(OPPONENT_KINDS),) the learner's recent share of episodes won
     pool_win_rate: np.ndarray = None  # (len(pool),) the same against each snapshot
     episode_return: np.ndarray = None  # (N,) the learner's return so far in each game's episode
+    exploiters: list = field(default_factory=list)  # the league's exploiters' networks, oldest first
+    exploiter: np.ndarray = None  # (N,) index into exploiters, where kind is exploiter
 
     def __post_init__(self):
         n = len(self.kind)
         self.win_rate = np.full(len(OPPONENT_KINDS), 0.5) if self.win_rate is None else self.win_rate
         self.pool_win_rate = np.full(len(self.pool), 0.5) if self.pool_win_rate is None else self.pool_win_rate
         self.episode_return = np.zeros(n) if self.episode_return is None else self.episode_return
+        self.exploiter = np.zeros(n, np.int64) if self.exploiter is None else self.exploiter
 
 
 #: Weight of each finished episode in the win rates (an exponential average over ~100).
@@ -66,9 +69,10 @@ def assign(opp: Opponents, games: np.ndarray, rng: np.random.Generator) -> None:
     if not len(games):
         return
     mix = opp.mix.copy()
-    if not opp.pool:  # no snapshot yet: play itself instead
-        mix[SELF] += mix[SNAPSHOT]
-        mix[SNAPSHOT] = 0.0
+    for kind, there in ((SNAPSHOT, opp.pool), (EXPLOITER, opp.exploiters)):
+        if not there:  # no snapshot (exploiter) yet: play itself instead
+            mix[SELF] += mix[kind]
+            mix[kind] = 0.0
     if opp.pfsp:
         mix = prioritised(mix, opp)
     opp.kind[games] = rng.choice(len(OPPONENT_KINDS), size=len(games), p=mix)
@@ -78,6 +82,8 @@ def assign(opp: Opponents, games: np.ndarray, rng: np.random.Generator) -> None:
         opp.snapshot[games] = rng.choice(len(opp.pool), size=len(games), p=w / w.sum())
     else:
         opp.snapshot[games] = rng.integers(0, max(len(opp.pool), 1), size=len(games))
+    if opp.exploiters:  # drawn only once there is one: runs without a league draw as before
+        opp.exploiter[games] = rng.integers(0, len(opp.exploiters), size=len(games))
 
 
 def _priority(win_rate: np.ndarray, p: float) -> np.ndarray:
@@ -149,11 +155,19 @@ def act(
             _sample(current, idx, obs, mask, actions, device)
         elif k == FROZEN:
             _sample(opp.frozen, idx, obs, mask, actions, device)
+        elif k == EXPLOITER:
+            for e in np.unique(opp.exploiter[idx]):
+                _sample(opp.exploiters[e], idx[opp.exploiter[idx] == e], obs, mask, actions, device)
         elif k == SNAPSHOT:
             for s in np.unique(opp.snapshot[idx]):
                 _sample(opp.pool[s], idx[opp.snapshot[idx] == s], obs, mask, actions, device)
         else:
             actions[idx] = opp.baselines[kind].act(obs[idx], mask[idx])
+
+
+def add_exploiter(opp: Opponents, net: ActorCritic, pool_size: int) -> None:
+    """A trained exploiter joins the league (the oldest leaves past ``pool_size``)."""
+    opp.exploiters = (opp.exploiters + [net.eval()])[-pool_size:]
 
 
 def add_snapshot(opp: Opponents, model: ActorCritic, pool_size: int, device: torch.device) -> None:

@@ -28,7 +28,7 @@ from agents.training.checkpoint import (
     save_training,
 )
 from agents.training.config import Config, from_saved, make_config
-from agents.training.network import ActorCritic
+from agents.training.network import ActorCritic, NetworkSpec
 from agents.training.policy import Policy
 from ginenv import VectorEnv
 from ginenv.baselines import BASELINES
@@ -106,7 +106,9 @@ class Run:
     opponents: O.Opponents
     writer: object = None
     say: object = say
-    progress: dict = field(default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0})
+    progress: dict = field(
+        default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0, "exploiter_at": 0}
+    )
     last_eval: dict = field(default_factory=dict)
 
 
@@ -173,7 +175,7 @@ def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> t
         opponents=run.opponents,
         rng=rng,
         device=device,
-        new_model=lambda: ActorCritic(c.network_spec()).to(device),
+        new_model=lambda spec=None: ActorCritic(NetworkSpec.from_dict(spec) if spec else c.network_spec()).to(device),
     )
     run.last_eval = saved.pop("last_eval")
     imitation = saved.pop("imitation")
