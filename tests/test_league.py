@@ -123,8 +123,9 @@ def _league_config(tmp_path, **extra):
 def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
     import json
 
-    import train
     from safetensors.torch import load_file
+
+    import train
 
     c = _league_config(tmp_path, total_decisions=16 * 24 * 14, exploiter_every=4, num_steps=24)
     last = train.train(c, quiet=True)
@@ -146,8 +147,9 @@ def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
 
 def test_a_resumed_league_run_matches_an_uninterrupted_one(tmp_path):
     """Stopped between exploiters; the resumed run trains the next one alike."""
-    import train
     from safetensors.torch import load_file
+
+    import train
 
     whole = train.train(_league_config(tmp_path / "a"), quiet=True)
     half = train.train(_league_config(tmp_path / "b"), quiet=True, stop_after=3)
