@@ -135,12 +135,13 @@ def league_stats(opp: O.Opponents) -> dict:
     }
 
 
-def league(run: Run) -> bool:
+def league(run: Run, stop: StopSignal) -> bool:
     """Every ``exploiter_every`` updates, before the next rollout: an exploiter trained by
     this trainer against the learner as it is (frozen), from fresh weights with the
     learner's network shape, joins the league's exploiter pool. Its run lives in
-    ``<run>/league/``. Returns False if a signal stopped it (the next resume trains it
-    again, alike: its seed is the run's plus the update)."""
+    ``<run>/league/``. It shares the run's ``stop``: Ctrl-C stops it at its next update
+    boundary and returns False (the next resume trains it again, alike: its seed is the
+    run's plus the update)."""
     c, p = run.c, run.progress
     u = p["update"]
     if not c.exploiter_every or u == 0 or u % c.exploiter_every or p["exploiter_at"] == u:
@@ -159,10 +160,10 @@ def league(run: Run) -> bool:
     sub = exploiter_config(str(target), c.exploiter_decisions, None, sets, run_name=f"{c.run_name}_exploiter_{u}")
     torch_state = torch.get_rng_state()  # the learner's random stream goes on as if nothing ran
     run.say(f"league: training an exploiter of update {u} ({c.exploiter_decisions:,} decisions)")
-    last = train(sub, quiet=True)
+    last = train(sub, quiet=True, stop=stop)
     torch.set_rng_state(torch_state)
     torch.set_num_threads(c.torch_threads)
-    if load_training_update(last) < sub.num_updates:
+    if stop.is_set() or load_training_update(last) < sub.num_updates:
         return False
     O.add_exploiter(run.opponents, load_policy(last).model.to(run.device), c.exploiter_pool_size)
     p["exploiter_at"] = u
@@ -195,12 +196,14 @@ def train(
     quiet: bool = False,
     stop_after: int | None = None,
     time_limit: float | None = None,
+    stop: StopSignal | None = None,
     **overrides,
 ) -> Path:
     """Train to the end, or for ``stop_after`` more updates, or until the first update
     that ends ``time_limit`` seconds or more after the start, or until SIGINT / SIGTERM;
     then checkpoint (a run stopped early continues with ``resume``). Returns the last
-    checkpoint."""
+    checkpoint. ``stop``: the signals' catcher to share (a league's exploiter runs with its
+    run's), else one of its own."""
     # ------------------------------------------------- config, outputs checked first
     c, step_dir, run_dir = plan_run(config, resume, resume_overrides, overrides)
     check_writable(run_dir, "checkpoint_dir")
@@ -209,7 +212,8 @@ def train(
     run, saved_imitation = build_run(c, run_dir, step_dir, quiet)
     resumed_at = run.progress["update"]
     open_logs(run, fresh=step_dir is None)
-    stop = StopSignal()  # Ctrl-C or SIGTERM: checkpoint at the next boundary, then stop
+    own = stop is None  # a league's exploiter shares its run's
+    stop = StopSignal() if own else stop  # Ctrl-C or SIGTERM: checkpoint at the next boundary, then stop
     try:
         # ---------------------------------------------------------- warm start
         imitation = warm_start(run, saved_imitation, stop)
@@ -220,7 +224,7 @@ def train(
         start, path = time.time(), None
         end = c.num_updates if stop_after is None else min(c.num_updates, resumed_at + stop_after)
         while run.progress["update"] < end:
-            if not league(run):  # an exploiter of the learner as it is now, when due
+            if not league(run, stop):  # an exploiter of the learner as it is now, when due
                 return stopped(run, checkpoint(run), "while training an exploiter")
             buf, timing = collect(run)  # rollout
             stats = learn(run, buf, timing)  # advantages, PPO update, snapshot
@@ -234,7 +238,8 @@ def train(
                 why = f"after {time_limit / 60:g} minutes" if out_of_time else f"on {signal.Signals(stop.signum).name}"
                 return stopped(run, path, why)
     finally:
-        stop.restore()
+        if own:
+            stop.restore()
         run.writer.close()
     if path is None and step_dir is not None and run.progress["update"] == resumed_at:
         run.say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")

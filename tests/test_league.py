@@ -1,6 +1,8 @@
 """Prioritised fictitious self-play (``pfsp``): the learner meets more often the opponents
 it loses to; each opponent's win rate follows the episodes it finishes."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -164,3 +166,55 @@ def test_a_resumed_league_run_matches_an_uninterrupted_one(tmp_path):
 def test_exploiter_shares_need_exploiters():
     with pytest.raises(ValueError, match="opponents give episodes to exploiter, but exploiter_every is 0"):
         make_config(sets=["opponents={self: 0.5, exploiter: 0.5}"])
+
+
+def test_ctrl_c_while_an_exploiter_trains_then_resume_equals_the_uninterrupted_run(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    import train
+
+    root = Path(train.__file__).resolve().parent
+    sets = {
+        "num_envs": 16,
+        "num_steps": 8,
+        "total_decisions": 16 * 8 * 4,
+        "num_minibatches": 2,
+        "hidden_sizes": "[16, 16]",
+        "opponents": "{self: 0.5, exploiter: 0.3, gin_hunter: 0.2}",
+        "exploiter_every": 2,
+        "exploiter_decisions": 16 * 8 * 60,  # long enough to be interrupted
+        "eval_every": 0,
+        "checkpoint_every": 100,
+        "torch_threads": 1,
+        "run_name": "league",
+    }
+    items = [f"{k}={v}" for k, v in sets.items()]
+    where = [f"log_dir={tmp_path / 'b' / 'runs'}", f"checkpoint_dir={tmp_path / 'b' / 'ck'}"]
+    argv = [a for s in items + where for a in ("--set", s)]
+    proc = subprocess.Popen(
+        [sys.executable, str(root / "train.py"), *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("league: training an exploiter"):
+            proc.send_signal(signal.SIGINT)
+            break
+    out = "".join(lines) + proc.communicate(timeout=300)[0]
+    assert proc.returncode == 0, out
+    assert "stopping while training an exploiter, at update 2" in out
+    run_dir = tmp_path / "b" / "ck" / "league"
+    step = run_dir / (run_dir / "LATEST").read_text().strip()
+    assert json.loads((step / "trainer.json").read_text())["exploiter_at"] == 0  # not yet in the league
+    resumed = train.train(train.make_config(sets=items + where), resume=run_dir, quiet=True)
+    whole_sets = [f"log_dir={tmp_path / 'a' / 'runs'}", f"checkpoint_dir={tmp_path / 'a' / 'ck'}"]
+    whole = train.train(train.make_config(sets=items + whole_sets), quiet=True)
+    assert resumed.name == whole.name
+    for name in ("policy.safetensors", "trainer.safetensors"):
+        a, b = load_file(str(whole / name)), load_file(str(resumed / name))
+        assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a), name
