@@ -24,7 +24,6 @@ checkpoints/<run>`` continues a run exactly where its last checkpoint left it.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import signal
 import sys
@@ -40,7 +39,7 @@ import torch  # noqa: E402
 from agents.training import opponents as O  # noqa: E402
 from agents.training import ppo, rollout, warmstart  # noqa: E402
 from agents.training.checkpoint import CheckpointError  # noqa: E402
-from agents.training.config import Config, make_config  # noqa: E402
+from agents.training.config import Config, make_config, set_item  # noqa: E402
 from agents.training.run import (  # noqa: E402
     Run,
     StopSignal,
@@ -155,7 +154,7 @@ def league(run: Run, stop: StopSignal) -> bool:
     target = save_checkpoint(league_dir / f"learner_{u}", u, run.model, meta)
     keys = ("num_envs", "num_steps", "num_minibatches", "update_epochs", "torch_threads", "device", "mode", "rules")
     keys += ("hidden_sizes", "activation", "architecture", "privileged_critic", "log_dir")
-    sets = [f"{k}={json.dumps(getattr(c, k)) if not isinstance(getattr(c, k), str) else getattr(c, k)}" for k in keys]
+    sets = [set_item(k, getattr(c, k)) for k in keys]
     sets += [f"seed={c.seed + u}", f"checkpoint_dir={league_dir}", "eval_every=0", "bc_decisions=0"]
     sub = exploiter_config(str(target), c.exploiter_decisions, None, sets, run_name=f"{c.run_name}_exploiter_{u}")
     torch_state = torch.get_rng_state()  # the learner's random stream goes on as if nothing ran
@@ -163,15 +162,11 @@ def league(run: Run, stop: StopSignal) -> bool:
     last = train(sub, quiet=True, stop=stop)
     torch.set_rng_state(torch_state)
     torch.set_num_threads(c.torch_threads)
-    if stop.is_set() or load_training_update(last) < sub.num_updates:
+    if stop.is_set():  # it stopped early (or at its end, which a resume redoes alike)
         return False
     O.add_exploiter(run.opponents, load_policy(last).model.to(run.device), c.exploiter_pool_size)
     p["exploiter_at"] = u
     return True
-
-
-def load_training_update(step_dir) -> int:
-    return int(json.loads((Path(step_dir) / "trainer.json").read_text())["update"])
 
 
 def log_update(run: Run, stats: dict) -> str:

@@ -96,30 +96,20 @@ def test_records_move_each_win_rate_toward_the_results_and_skip_self():
 
 # ------------------------------------------------------------------- exploiters
 def _league_config(tmp_path, **extra):
-    import train
+    """test_train's tiny run with a league: PFSP and an exploiter every two updates."""
+    from test_train import tiny_config
 
-    sets = {
-        "num_envs": 16,
-        "num_steps": 8,
-        "total_decisions": 16 * 8 * 6,
-        "num_minibatches": 2,
-        "hidden_sizes": "[16, 16]",
-        "snapshot_every": 1,
-        "pool_size": 2,
+    league = {
         "opponents": "{self: 0.3, snapshot: 0.2, exploiter: 0.3, gin_hunter: 0.2}",
         "exploiter_every": 2,
         "exploiter_decisions": 256,
         "exploiter_pool_size": 2,
         "pfsp": 1.0,
         "eval_every": 0,
-        "checkpoint_every": 100,
         "torch_threads": 1,
-        "log_dir": str(tmp_path / "runs"),
-        "checkpoint_dir": str(tmp_path / "ck"),
         "run_name": "league",
-        **extra,
     }
-    return train.make_config(sets=[f"{k}={v}" for k, v in sets.items()])
+    return tiny_config(tmp_path, **(league | extra))
 
 
 def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):

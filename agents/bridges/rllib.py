@@ -70,6 +70,7 @@ from agents.training.checkpoint import (  # noqa: E402
     load_tensors,
     optimizer_meta,
     optimizer_tensors,
+    prefixed,
     read_meta,
     read_training_meta,
     restore_optimizer,
@@ -77,7 +78,7 @@ from agents.training.checkpoint import (  # noqa: E402
 )
 from agents.training.config import Config, make_config  # noqa: E402
 from agents.training.network import ActorCritic, NetworkSpec, belief_loss, masked_logits  # noqa: E402
-from agents.training.run import StopSignal, check_writable, evaluate, plan_run, say  # noqa: E402
+from agents.training.run import StopSignal, check_writable, evaluate, log_eval, plan_run, say, stopped  # noqa: E402
 from ginenv import core  # noqa: E402
 from ginenv.actions import NUM_ACTIONS  # noqa: E402
 from ginenv.cards import NUM_CARDS  # noqa: E402
@@ -137,8 +138,8 @@ class RLlibGinEnv(VectorEnv):
         torch.set_num_threads(int(env_config.get("torch_threads", c.torch_threads)))
         self.rules = Rules.preset(c.rules)
         self.network = c.network_spec()
-        self.rng = np.random.default_rng(c.seed)
-        self.league = _League(c, O.make_opponents(dataclasses.replace(c, num_envs=n), self.rng), self.rng)
+        rng = np.random.default_rng(c.seed)
+        self.league = _League(c, O.make_opponents(dataclasses.replace(c, num_envs=n), rng), rng)
         if c.frozen:
             from agents.training.policy import load_policy
 
@@ -149,6 +150,7 @@ class RLlibGinEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
         self._hold = np.zeros(n, bool)
+        self._seed = c.seed
         self.steps = 0  # calls of step, for the curious (which runner sampled)
 
     def attach_current(self, net: ActorCritic) -> None:
@@ -170,11 +172,10 @@ class RLlibGinEnv(VectorEnv):
         """Deal ``num_envs`` games: env runner k of a run seeded s deals from seed
         (s + k) * 2**32, its opponents drawn from a generator seeded s + k."""
         if seed is not None:
-            self.rng = self.league.rng = np.random.default_rng(seed)
+            self.league.rng = np.random.default_rng(seed)
             self._seed = seed
-        seed = getattr(self, "_seed", self.c.seed)
-        state = core.init(self.num_envs, self.rules, seed << 32, mode=self.c.mode, auto_reset=True)
-        self._seed = seed + 1  # a later reset without a seed deals other games
+        state = core.init(self.num_envs, self.rules, self._seed << 32, mode=self.c.mode, auto_reset=True)
+        self._seed += 1  # a later reset without a seed deals other games
         self.league.begin(state, 0)
         self._hold[:] = False
         return self._rows(), {}
@@ -394,6 +395,7 @@ class RLlibRun:
     progress: dict = dataclasses.field(default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0})
     last_eval: dict = dataclasses.field(default_factory=dict)
     frozen: object = None
+    writer: object = None  # TensorBoard (what run.log_eval writes to, as for train.py's Run)
 
 
 def save(run: RLlibRun) -> Path:
@@ -434,10 +436,7 @@ def restore(run: RLlibRun, step_dir: Path) -> None:
     t = load_tensors(step_dir / "trainer.safetensors", tmeta)
     push_weights(run.algo, run.model.state_dict())
     restore_optimizer_state(run.algo, t, tmeta["optimizer"])
-    run.pool = [
-        {n[len(f"pool.{k}.") :]: v for n, v in t.items() if n.startswith(f"pool.{k}.")}
-        for k in range(tmeta["pool_size"])
-    ]
+    run.pool = [prefixed(t, f"pool.{k}.") for k in range(tmeta["pool_size"])]
     for snap in run.pool:
         push_snapshot(run.algo, snap)
     torch.set_rng_state(t["rng.torch"])
@@ -496,8 +495,8 @@ def train_rllib(
     check_writable(Path(c.log_dir) / c.run_name, "log_dir")
     log = (lambda *a: None) if quiet else say
     run = build(c, run_dir, step_dir, num_env_runners, cpus_per_runner, runner_resources, quiet)
-    writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
     logs = Path(c.log_dir) / c.run_name
+    run.writer = SummaryWriter(str(logs))
     log(f"run {c.run_name} on RLlib, {num_env_runners} env runner(s): logs in {logs}, checkpoints in {run_dir}")
     p, start, path = run.progress, time.time(), None
     end = c.num_updates if stop_after is None else min(c.num_updates, p["update"] + stop_after)
@@ -527,29 +526,24 @@ def train_rllib(
                 run.pool = (run.pool + [snap])[-c.pool_size :]
                 stats["charts/snapshot_push_seconds"] = push_snapshot(run.algo, snap)
             for k, v in stats.items():
-                writer.add_scalar(k, v, p["decisions"])
+                run.writer.add_scalar(k, v, p["decisions"])
             line = (
                 f"update {p['update']}/{c.num_updates}  decisions {p['decisions'] / 1e6:.2f}M  "
                 f"{stats['charts/decisions_per_second'] / 1e3:.1f}k dec/s  entropy {stats['losses/entropy']:.2f}"
             )
             if c.eval_every and (p["update"] % c.eval_every == 0 or p["update"] == c.num_updates):
                 run.model.load_state_dict(learner_weights(run.algo))
-                ev = evaluate(run.model, c, run.rules, p["update"], run.frozen)
-                run.last_eval = {"update": p["update"], "decisions": p["decisions"], **ev}
-                for name, e in ev.items():
-                    writer.add_scalar(f"eval/{name}_win_rate", e["win_rate"], p["decisions"])
-                line += "  " + "  ".join(f"vs {k} {v['win_rate']:.3f}" for k, v in ev.items())
+                line += "  " + log_eval(run, evaluate(run.model, c, run.rules, p["update"], run.frozen))
             log(line)
             out_of_time = time_limit is not None and time.time() - start >= time_limit
             if p["update"] % c.checkpoint_every == 0 or p["update"] == end or out_of_time or stop.is_set():
                 path = save(run)
             if out_of_time or stop.is_set():
                 why = f"after {time_limit / 60:g} minutes" if out_of_time else f"on {signal.Signals(stop.signum).name}"
-                log(f"stopping {why}, at update {p['update']}: checkpoint {path}; continue with --resume {run_dir}")
-                return path
+                return stopped(run, path, why)
     finally:
         stop.restore()
-        writer.close()
+        run.writer.close()
         run.algo.stop()
     if path is None and step_dir is not None and p["update"] == resumed_at:
         log(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")

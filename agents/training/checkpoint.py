@@ -355,6 +355,11 @@ def read_training_meta(step_dir: Path, trainer: str = "train.py") -> dict:
     return meta
 
 
+def prefixed(tensors: dict, prefix: str) -> dict:
+    """The tensors saved under ``prefix``, by their names after it (one network's weights)."""
+    return {n[len(prefix) :]: v for n, v in tensors.items() if n.startswith(prefix)}
+
+
 def restore_training(
     step_dir: Path, model, *, optimizer, env, opponents, rng: np.random.Generator, device, new_model
 ) -> dict:
@@ -369,12 +374,12 @@ def restore_training(
     opponents.pool = []
     for k in range(tmeta["pool_size"]):
         snap = new_model()
-        snap.load_state_dict({n[len(f"pool.{k}.") :]: v for n, v in t.items() if n.startswith(f"pool.{k}.")})
+        snap.load_state_dict(prefixed(t, f"pool.{k}."))
         opponents.pool.append(snap)
     opponents.exploiters = []
     for k, spec in enumerate(tmeta.get("exploiters", [])):
         net = new_model(spec)
-        net.load_state_dict({n[len(f"exploiters.{k}.") :]: v for n, v in t.items() if n.startswith(f"exploiters.{k}.")})
+        net.load_state_dict(prefixed(t, f"exploiters.{k}."))
         opponents.exploiters.append(net.eval())
     env.state = state_from_tensors(env.state, t)
     for name, old in _OLD_OPPONENT_NAMES.items():
@@ -383,8 +388,6 @@ def restore_training(
     for name in ("win_rate", "pool_win_rate", "episode_return"):
         if f"opponents.{name}" in t:
             setattr(opponents, name, t[f"opponents.{name}"].numpy().astype(np.float64).copy())
-    if len(opponents.win_rate) < len(opponents.mix):  # saved before the last kind was added
-        opponents.win_rate = np.append(opponents.win_rate, np.full(len(opponents.mix) - len(opponents.win_rate), 0.5))
     if "opponents.exploiter" in t:
         opponents.exploiter = t["opponents.exploiter"].numpy().copy()
     for name, state in tmeta.get("baseline_rngs", {}).items():

@@ -5,6 +5,7 @@ keys and bad values are errors that name the key and what is valid)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import typing
@@ -336,6 +337,11 @@ class _StrictLoader(yaml.SafeLoader):
         if dup:
             raise yaml.constructor.ConstructorError(None, None, f"key(s) {', '.join(dup)} given twice", node.start_mark)
         return super().construct_mapping(node, deep=deep)
+
+
+def set_item(key: str, value) -> str:
+    """``key=value`` as ``--set`` reads it: strings as they are, the rest as YAML (JSON)."""
+    return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
 
 
 def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Config:

@@ -92,10 +92,10 @@ def _priority(win_rate: np.ndarray, p: float) -> np.ndarray:
 
 def prioritised(mix: np.ndarray, opp: Opponents) -> np.ndarray:
     """PFSP: the shares of every kind but ``self`` reweighted by ``(1 - w)**pfsp`` (the
-    pool's weight is its snapshots' mean), their total kept."""
+    pool's rate is its snapshots' mean), their total kept."""
     w = opp.win_rate.copy()
     if len(opp.pool):
-        w[SNAPSHOT] = 1.0 - np.mean(_priority(opp.pool_win_rate, 1.0))
+        w[SNAPSHOT] = opp.pool_win_rate.mean()
     others = np.arange(len(mix)) != SELF
     moved = np.where(others, mix * _priority(w, opp.pfsp), 0.0)
     if moved.sum() <= 0:
@@ -112,14 +112,17 @@ def record(opp: Opponents, games: np.ndarray, won: np.ndarray) -> None:
         if k == SELF:
             continue
         x = won[opp.kind[games] == k]
-        keep = (1.0 - WIN_RATE_STEP) ** len(x)
-        opp.win_rate[k] = keep * opp.win_rate[k] + (1.0 - keep) * x.mean()
+        opp.win_rate[k] = _moved(opp.win_rate[k], x)
         if k == SNAPSHOT:
             snaps = opp.snapshot[games][opp.kind[games] == k]
             for s in np.unique(snaps):
-                xs = x[snaps == s]
-                keep = (1.0 - WIN_RATE_STEP) ** len(xs)
-                opp.pool_win_rate[s] = keep * opp.pool_win_rate[s] + (1.0 - keep) * xs.mean()
+                opp.pool_win_rate[s] = _moved(opp.pool_win_rate[s], x[snaps == s])
+
+
+def _moved(rate: float, won: np.ndarray) -> float:
+    """``rate`` after the episodes ``won`` (finished on one step, so they weigh alike)."""
+    keep = (1.0 - WIN_RATE_STEP) ** len(won)
+    return keep * rate + (1.0 - keep) * won.mean()
 
 
 def learner_moves(opp: Opponents, mover: np.ndarray) -> np.ndarray:

@@ -9,14 +9,13 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import numpy as np
 import torch
 
 from agents.training import checkpoint
-from agents.training.config import Config
+from agents.training.config import Config, set_item
 from agents.training.network import ActorCritic, belief_loss, masked_logits
 from agents.training.policy import load_policy
 from ginenv import VectorEnv, core
@@ -120,12 +119,7 @@ def init_sets(path) -> list:
     """``--set`` items that start a run from the checkpoint ``path``: ``init_from`` and
     its network's shape (strings as they are, the rest as YAML)."""
     network = checkpoint.read_meta(checkpoint.resolve_checkpoint(path)).get("network") or {}
-    sets = [f"init_from={path}"]
-    for key in NETWORK_KEYS:
-        if key in network:
-            value = network[key]
-            sets.append(f"{key}={value if isinstance(value, str) else json.dumps(value)}")
-    return sets
+    return [f"init_from={path}"] + [set_item(key, network[key]) for key in NETWORK_KEYS if key in network]
 
 
 def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
