@@ -135,37 +135,77 @@ def league_stats(opp: O.Opponents) -> dict:
 
 
 def league(run: Run, stop: StopSignal) -> bool:
-    """Every ``exploiter_every`` updates, before the next rollout: an exploiter trained by
-    this trainer against the learner as it is (frozen), from fresh weights with the
-    learner's network shape, joins the league's exploiter pool. Its run lives in
-    ``<run>/league/``. It shares the run's ``stop``: Ctrl-C stops it at its next update
+    """Before the next rollout, when due: a main exploiter (every ``exploiter_every``
+    updates), then a league exploiter (every ``league_exploiter_every``), each trained by
+    this trainer and added to the league's exploiter pool. Their runs live in
+    ``<run>/league/``. They share the run's ``stop``: Ctrl-C stops one at its next update
     boundary and returns False (the next resume trains it again, alike: its seed is the
     run's plus the update)."""
     c, p = run.c, run.progress
     u = p["update"]
-    if not c.exploiter_every or u == 0 or u % c.exploiter_every or p["exploiter_at"] == u:
-        return True
+    for against, every, at in (
+        ("main", c.exploiter_every, "exploiter_at"),
+        ("league", c.league_exploiter_every, "league_exploiter_at"),
+    ):
+        if not every or u == 0 or u % every or p[at] == u:
+            continue
+        if not train_exploiter(run, stop, against):
+            return False
+        p[at] = u
+    return True
+
+
+def train_exploiter(run: Run, stop: StopSignal, against: str) -> bool:
+    """Train one exploiter of the learner as it is now (``against="main"``: a best response
+    to it alone) or of the whole league (``"league"``: the learner, its snapshot pool and
+    the exploiters so far, as frozen checkpoints sharing the episodes of the learner's
+    ``self``, ``snapshot`` and ``exploiter`` shares, PFSP-weighted, and the learner's
+    baselines at their shares); it joins the exploiter pool. False if stopped."""
     from agents.training.checkpoint import save_checkpoint
     from agents.training.exploit import exploiter_config
     from agents.training.policy import load_policy
 
+    c, u = run.c, run.progress["update"]
     league_dir = run.run_dir / "league"
-    meta = {"network": c.network_spec().to_dict(), "rules": run.rules.to_dict(), "config": {}, "update": u}
-    target = save_checkpoint(league_dir / f"learner_{u}", u, run.model, meta)
+
+    def saved(net, path):
+        meta = {"network": net.spec.to_dict(), "rules": run.rules.to_dict(), "config": {}, "update": u}
+        return str(save_checkpoint(path, u, net, meta))
+
+    target = saved(run.model, league_dir / f"learner_{u}")
     keys = ("num_envs", "num_steps", "num_minibatches", "update_epochs", "torch_threads", "device", "mode", "rules")
-    keys += ("hidden_sizes", "activation", "architecture", "privileged_critic", "log_dir")
+    keys += ("hidden_sizes", "activation", "architecture", "privileged_critic", "log_dir", "gamma", "gae_lambda")
+    if c.exploiter_from == "learner":
+        keys += ("learning_rate", "ent_coef", "ent_coef_final")
     sets = [set_item(k, getattr(c, k)) for k in keys]
-    sets += [f"seed={c.seed + u}", f"checkpoint_dir={league_dir}", "eval_every=0", "bc_decisions=0"]
-    sub = exploiter_config(str(target), c.exploiter_decisions, None, sets, run_name=f"{c.run_name}_exploiter_{u}")
+    sets += [f"checkpoint_dir={league_dir}", "eval_every=0", "bc_decisions=0", "critic_warmup_updates=0"]
+    name, seed = f"{c.run_name}_exploiter_{u}", c.seed + u
+    if against == "league":
+        name, seed = f"{c.run_name}_league_exploiter_{u}", c.seed + u + (1 << 40)
+        members = [target]
+        members += [
+            saved(net, league_dir / f"league_{u}" / f"snapshot_{k}") for k, net in enumerate(run.opponents.pool)
+        ]
+        members += [
+            saved(net, league_dir / f"league_{u}" / f"exploiter_{k}") for k, net in enumerate(run.opponents.exploiters)
+        ]
+        mix = {"frozen": sum(c.opponents.get(k, 0.0) for k in ("self", "snapshot", "exploiter"))}
+        mix |= {k: v for k, v in c.opponents.items() if k in O.BASELINES and v > 0}
+        sets += [set_item("frozen", members), set_item("opponents", mix), f"pfsp={c.pfsp or 1.0}"]
+    sets.append(f"seed={seed}")
+    init_from = target if c.exploiter_from == "learner" else None
+    sub = exploiter_config(target, c.exploiter_decisions, init_from, sets, run_name=name)
     torch_state = torch.get_rng_state()  # the learner's random stream goes on as if nothing ran
-    run.say(f"league: training an exploiter of update {u} ({c.exploiter_decisions:,} decisions)")
+    run.say(
+        f"league: training a{' league' if against == 'league' else 'n'} exploiter of update {u} "
+        f"({c.exploiter_decisions:,} decisions)"
+    )
     last = train(sub, quiet=True, stop=stop)
     torch.set_rng_state(torch_state)
     torch.set_num_threads(c.torch_threads)
     if stop.is_set():  # it stopped early (or at its end, which a resume redoes alike)
         return False
     O.add_exploiter(run.opponents, load_policy(last).model.to(run.device), c.exploiter_pool_size)
-    p["exploiter_at"] = u
     return True
 
 

@@ -2,6 +2,7 @@
 it loses to; each opponent's win rate follows the episodes it finishes."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -69,29 +70,63 @@ def test_without_pfsp_the_shares_stay_as_given():
     assert shares[K["knock_early"]] == pytest.approx(0.25, abs=0.015)
 
 
-def test_snapshots_are_weighted_among_themselves():
-    opp = make("{snapshot: 1.0}", 2.0, n=30_000)
-    for _ in range(3):
-        O.add_snapshot(opp, ActorCritic(NetworkSpec(hidden_sizes=(8,))), 3, "cpu")
-    opp.pool_win_rate[:] = [0.2, 0.5, 0.8]  # weights 0.64, 0.25, 0.04
+#: Each kind whose episodes several networks share: the mix that gives it all, the extra
+#: settings that mix needs, and how a network joins it.
+GROUPS = {
+    "snapshot": ("{snapshot: 1.0}", [], lambda opp, net: O.add_snapshot(opp, net, 3, "cpu")),
+    "frozen": ("{frozen: 1.0}", ["frozen=[a, b, c]"], None),
+    "exploiter": ("{exploiter: 1.0}", ["exploiter_every=5"], lambda opp, net: O.add_exploiter(opp, net, 3)),
+}
+
+
+def make_group(kind: str, pfsp: float, n: int, mix: str = ""):
+    """Opponents that give ``kind`` its episodes (all of them, or its share of ``mix``),
+    with three tiny networks in it."""
+    whole, extra, add = GROUPS[kind]
+    c = make_config(sets=[f"opponents={mix or whole}", f"pfsp={pfsp}", f"num_envs={n}", *extra])
+    opp = O.make_opponents(c, np.random.default_rng(0))
+    nets = [ActorCritic(NetworkSpec(hidden_sizes=(8,))) for _ in range(3)]
+    if add is None:
+        O.set_frozen(opp, nets)
+    else:
+        for net in nets:
+            add(opp, net)
+    return opp
+
+
+@pytest.mark.parametrize("kind", GROUPS)
+def test_the_networks_of_a_group_are_weighted_among_themselves(kind):
+    nets, pick, rates = O.GROUPS[K[kind]]
+    opp = make_group(kind, 2.0, 30_000)
+    getattr(opp, rates)[:] = [0.2, 0.5, 0.8]  # weights 0.64, 0.25, 0.04
     O.assign(opp, np.arange(30_000), np.random.default_rng(2))
-    got = np.bincount(opp.snapshot, minlength=3) / 30_000
+    assert (opp.kind == K[kind]).all()
+    got = np.bincount(getattr(opp, pick), minlength=3) / 30_000
     want = np.array([0.64, 0.25, 0.04]) / 0.93
     assert np.abs(got - want).max() < 0.015
+    flat = make_group(kind, 0.0, 30_000)  # without PFSP: alike
+    getattr(flat, rates)[:] = [0.2, 0.5, 0.8]
+    O.assign(flat, np.arange(30_000), np.random.default_rng(2))
+    assert np.abs(np.bincount(getattr(flat, pick), minlength=3) / 30_000 - 1 / 3).max() < 0.015
 
 
-def test_records_move_each_win_rate_toward_the_results_and_skip_self():
-    opp = make("{self: 0.5, knock_early: 0.25, random: 0.25}", 1.0, n=6)
-    opp.kind[:] = [K["random"]] * 3 + [K["knock_early"]] * 2 + [K["self"]]
-    O.record(opp, np.arange(6), np.array([True, True, True, False, False, True]))
-    step3, step2 = 1 - (1 - O.WIN_RATE_STEP) ** 3, 1 - (1 - O.WIN_RATE_STEP) ** 2
-    assert opp.win_rate[K["random"]] == pytest.approx(0.5 + step3 * 0.5)
-    assert opp.win_rate[K["knock_early"]] == pytest.approx(0.5 - step2 * 0.5)
-    assert opp.win_rate[K["self"]] == 0.5
-    for _ in range(2000):  # always won: the rate goes to 1, yet the share never to 0
-        O.record(opp, np.array([0]), np.array([True]))
-    assert opp.win_rate[K["random"]] > 1 - 1e-6
-    assert 0 < O.prioritised(opp.mix, opp)[K["random"]] < 0.01
+@pytest.mark.parametrize("kind", GROUPS)
+def test_each_network_of_a_group_keeps_its_own_rate_and_the_group_weighs_by_their_mean(kind):
+    nets, pick, rates = O.GROUPS[K[kind]]
+    opp = make_group(kind, 1.0, 6)
+    opp.kind[:] = K[kind]
+    getattr(opp, pick)[:] = [0, 0, 2, 2, 2, 1]
+    O.record(opp, np.arange(6), np.array([True, True, False, False, True, False]))
+    step = {k: 1 - (1 - O.WIN_RATE_STEP) ** k for k in (1, 2, 3)}
+    want = [0.5 + step[2] * 0.5, 0.5 - step[1] * 0.5, 0.5 + step[3] * (1 / 3 - 0.5)]
+    assert getattr(opp, rates) == pytest.approx(want)
+    # the kind's share moves by the group's mean rate (here 0.3), against a baseline at 0.5
+    mixed = make_group(kind, 1.0, 6, mix="{self: 0.2, knock_early: 0.4, " + kind + ": 0.4}")
+    getattr(mixed, rates)[:] = [0.0, 0.6, 0.3]
+    got = O.prioritised(mixed.mix, mixed)
+    want = reference_shares({"self": 0.2, "knock_early": 0.4, kind: 0.4}, {"knock_early": 0.5, kind: 0.3}, 1.0)
+    for k in ("self", "knock_early", kind):
+        assert got[K[k]] == pytest.approx(want[k]), k
 
 
 # ------------------------------------------------------------------- exploiters
@@ -129,7 +164,7 @@ def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
         run = league / f"league_exploiter_{u}"
         cfg = json.loads((run / (run / "LATEST").read_text().strip() / "policy.json").read_text())
         assert cfg["config"]["opponents"] == {"frozen": 1.0}
-        assert cfg["config"]["frozen"].startswith(str(league / f"learner_{u}"))
+        assert cfg["config"]["frozen"] == [str(league / f"learner_{u}" / f"step_{u:010d}")]
     t = load_file(str(last / "trainer.safetensors"))
     kinds = t["opponents.kind"].numpy()
     assert (kinds == K["exploiter"]).any()  # games against them in progress
@@ -137,15 +172,70 @@ def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
     assert t["opponents.win_rate"].numpy()[K["exploiter"]] != 0.5  # their episodes were recorded
 
 
-def test_a_resumed_league_run_matches_an_uninterrupted_one(tmp_path):
+def test_league_exploiters_train_against_the_whole_league_from_the_learner(tmp_path):
+    from safetensors.torch import load_file
+
+    import train
+
+    c = _league_config(
+        tmp_path,
+        exploiter_every=2,
+        league_exploiter_every=3,
+        exploiter_from="learner",
+        exploiter_pool_size=5,
+        learning_rate=1e-4,
+        checkpoint_every=1,
+        exploiter_decisions=16 * 8 * 16,  # long enough to finish hands
+        mode="hand",
+    )
+    last = train.train(c, quiet=True)  # 6 updates: main exploiters at 2 and 4, league ones at 3
+    meta = json.loads((last / "trainer.json").read_text())
+    assert meta["league_exploiter_at"] == 3 and meta["exploiter_at"] == 4 and len(meta["exploiters"]) == 3
+    run_dir, league = last.parent, last.parent / "league"
+    sub_dir = league / "league_league_exploiter_3"
+    sub_step = sub_dir / (sub_dir / "LATEST").read_text().strip()
+    sub = json.loads((sub_step / "policy.json").read_text())["config"]
+    learner = str(league / "learner_3" / f"step_{3:010d}")
+    members = [learner] + [str(league / "league_3" / f"snapshot_{k}" / f"step_{3:010d}") for k in range(2)]
+    members.append(str(league / "league_3" / "exploiter_0" / f"step_{3:010d}"))  # the main exploiter of 2
+    assert sub["frozen"] == members  # the learner, its pool of two, the exploiter so far
+    assert sub["opponents"] == pytest.approx({"frozen": 0.8, "gin_hunter": 0.2})  # self+snapshot+exploiter's
+    assert sub["pfsp"] == 1.0 and sub["init_from"] == learner and sub["learning_rate"] == 1e-4
+    # the members are the league as it stood after update 3, each one's weights saved
+    state = load_file(str(run_dir / f"step_{3:010d}" / "trainer.safetensors"))
+    policy = load_file(str(run_dir / f"step_{3:010d}" / "policy.safetensors"))
+    saved = [load_file(str(Path(m) / "policy.safetensors")) for m in members]
+    assert all((saved[0][k] == policy[k]).all() for k in policy)
+    for k in range(2):
+        assert all((saved[1 + k][n] == v).all() for n, v in O_prefixed(state, f"pool.{k}.").items())
+    assert all((saved[3][n] == v).all() for n, v in O_prefixed(state, "exploiters.0.").items())
+    # started from the learner: after its short run it is nearer the learner than a fresh net is
+    exploiter = load_file(str(sub_step / "policy.safetensors"))
+    fresh = ActorCritic(NetworkSpec(hidden_sizes=(16, 16))).state_dict()
+    gap = sum(float((exploiter[k] - policy[k]).abs().sum()) for k in policy)
+    assert gap < 0.1 * sum(float((fresh[k] - policy[k]).abs().sum()) for k in policy)
+    sub_meta = json.loads((sub_step / "trainer.json").read_text())
+    assert sub_meta["update"] >= 1
+    frozen_rates = load_file(str(sub_step / "trainer.safetensors"))["opponents.frozen_win_rate"].numpy()
+    assert len(frozen_rates) == 4 and (frozen_rates != 0.5).any()  # PFSP's record of each member
+
+
+def O_prefixed(tensors, prefix):
+    from agents.training.checkpoint import prefixed
+
+    return prefixed(tensors, prefix)
+
+
+@pytest.mark.parametrize("extra", [{}, {"league_exploiter_every": 3, "exploiter_from": "learner"}])
+def test_a_resumed_league_run_matches_an_uninterrupted_one(tmp_path, extra):
     """Stopped between exploiters; the resumed run trains the next one alike."""
     from safetensors.torch import load_file
 
     import train
 
-    whole = train.train(_league_config(tmp_path / "a"), quiet=True)
-    half = train.train(_league_config(tmp_path / "b"), quiet=True, stop_after=3)
-    resumed = train.train(_league_config(tmp_path / "b"), resume=half.parent, quiet=True)
+    whole = train.train(_league_config(tmp_path / "a", **extra), quiet=True)
+    half = train.train(_league_config(tmp_path / "b", **extra), quiet=True, stop_after=3)
+    resumed = train.train(_league_config(tmp_path / "b", **extra), resume=half.parent, quiet=True)
     assert resumed.name == whole.name
     for name in ("policy.safetensors", "trainer.safetensors"):
         a, b = load_file(str(whole / name)), load_file(str(resumed / name))
@@ -154,7 +244,9 @@ def test_a_resumed_league_run_matches_an_uninterrupted_one(tmp_path):
 
 
 def test_exploiter_shares_need_exploiters():
-    with pytest.raises(ValueError, match="opponents give episodes to exploiter, but exploiter_every is 0"):
+    with pytest.raises(
+        ValueError, match="opponents give episodes to exploiter, but exploiter_every and league_exploiter_every are 0"
+    ):
         make_config(sets=["opponents={self: 0.5, exploiter: 0.5}"])
 
 
@@ -208,3 +300,18 @@ def test_ctrl_c_while_an_exploiter_trains_then_resume_equals_the_uninterrupted_r
     for name in ("policy.safetensors", "trainer.safetensors"):
         a, b = load_file(str(whole / name)), load_file(str(resumed / name))
         assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a), name
+
+
+def test_frozen_takes_one_checkpoint_or_a_list(tmp_path):
+    from agents.training.config import Config
+
+    assert make_config(sets=["frozen=checkpoints/champion"]).frozen == ["checkpoints/champion"]
+    assert make_config(sets=["frozen=[a, b/c]"]).frozen == ["a", "b/c"]
+    assert make_config().frozen == []
+    assert Config(frozen="x").frozen == ["x"] and Config(frozen="").frozen == []  # configs saved before lists
+    yaml_file = tmp_path / "c.yaml"
+    yaml_file.write_text('frozen: "checkpoints/champion"\nopponents: {frozen: 1.0}\n')
+    assert make_config(config_file=yaml_file).frozen == ["checkpoints/champion"]
+    for bad, says in (("frozen=[1, 2]", "frozen must be a checkpoint or a list"), ("exploiter_from=best", "scratch")):
+        with pytest.raises(ValueError, match=says):
+            make_config(sets=[bad])

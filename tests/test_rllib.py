@@ -273,8 +273,9 @@ def test_the_command_names_bad_arguments(tmp_path):
     assert out.returncode == 2 and "num_envs" in out.stderr
     out = run("--address", "127.0.0.1:1")
     assert out.returncode == 2 and "no Ray cluster to join there" in out.stderr
-    with pytest.raises(ValueError, match="pfsp and exploiter_every are train.py's league"):
-        R.ppo_config(config(tmp_path, "pfsp=1"))
+    for league in ("pfsp=1", "league_exploiter_every=4"):
+        with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
+            R.ppo_config(config(tmp_path, league))
 
 
 # ----------------------------------------------------------------- two Ray nodes

@@ -140,10 +140,7 @@ class RLlibGinEnv(VectorEnv):
         self.network = c.network_spec()
         rng = np.random.default_rng(c.seed)
         self.league = _League(c, O.make_opponents(dataclasses.replace(c, num_envs=n), rng), rng)
-        if c.frozen:
-            from agents.training.policy import load_policy
-
-            self.league.opp.frozen = load_policy(c.frozen).model
+        O.set_frozen(self.league.opp, O.load_frozen(c.frozen))
         size = HAND_AT + (NUM_CARDS if needs_hand(self.network) else 0)
         self.single_observation_space = gymnasium.spaces.Box(0.0, np.inf, (size,), np.float32)
         self.single_action_space = gymnasium.spaces.Discrete(NUM_ACTIONS)
@@ -267,10 +264,10 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    if c.pfsp or c.exploiter_every:
+    if c.pfsp or c.exploiter_every or c.league_exploiter_every:
         raise ValueError(
-            "pfsp and exploiter_every are train.py's league: the RLlib trainer draws opponents by the fixed "
-            "shares (set pfsp=0 and exploiter_every=0)"
+            "pfsp, exploiter_every and league_exploiter_every are train.py's league: the RLlib trainer "
+            "draws opponents by the fixed shares (set them to 0)"
         )
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the
@@ -394,7 +391,7 @@ class RLlibRun:
     pool: list = dataclasses.field(default_factory=list)  # snapshot weights, oldest first
     progress: dict = dataclasses.field(default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0})
     last_eval: dict = dataclasses.field(default_factory=dict)
-    frozen: object = None
+    frozen: list = dataclasses.field(default_factory=list)  # the frozen checkpoints' networks
     writer: object = None  # TensorBoard (what run.log_eval writes to, as for train.py's Run)
 
 
@@ -451,10 +448,7 @@ def build(
     torch.manual_seed(c.seed)
     algo = ppo_config(c, num_env_runners, cpus_per_runner, runner_resources).build_algo()
     run = RLlibRun(c, run_dir, algo, ActorCritic(c.network_spec()), Rules.preset(c.rules))
-    if c.frozen:
-        from agents.training.policy import load_policy
-
-        run.frozen = load_policy(c.frozen).model
+    run.frozen = O.load_frozen(c.frozen)
     attach_current(algo)
     if step_dir is not None:
         restore(run, step_dir)

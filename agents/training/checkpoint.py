@@ -300,7 +300,7 @@ def save_training(
     tensors.update(state_tensors(env_state))
     if imitation is not None:
         tensors.update(imitation.tensors())
-    for name in ("kind", "learner_seat", "snapshot", "win_rate", "pool_win_rate", "episode_return", "exploiter"):
+    for name in _OPPONENT_ARRAYS:
         tensors[f"opponents.{name}"] = torch.from_numpy(np.asarray(getattr(opponents, name)).copy())
     baseline_rngs = {
         name: jsonable(agent.rng.bit_generator.state)
@@ -319,6 +319,21 @@ def save_training(
     if imitation is not None:
         trainer_meta["imitation"] = imitation.meta()
     return save_checkpoint(run_dir, progress["update"], model, meta, tensors, trainer_meta)
+
+
+#: The opponents' arrays a training state holds (``opponents.<name>``).
+_OPPONENT_ARRAYS = (
+    "kind",
+    "learner_seat",
+    "snapshot",
+    "win_rate",
+    "pool_win_rate",
+    "episode_return",
+    "exploiter",
+    "exploiter_win_rate",
+    "frozen_member",
+    "frozen_win_rate",
+)
 
 
 #: Names of the opponents' arrays in checkpoints written before the trainer was split.
@@ -384,12 +399,21 @@ def restore_training(
     env.state = state_from_tensors(env.state, t)
     for name, old in _OLD_OPPONENT_NAMES.items():
         setattr(opponents, name, t.get(f"opponents.{name}", t.get(old)).numpy().copy())
-    opponents.pool_win_rate = np.full(len(opponents.pool), 0.5)  # PFSP's records: older checkpoints lack them
-    for name in ("win_rate", "pool_win_rate", "episode_return"):
+    # PFSP's records and the league's arrays: older checkpoints lack them
+    opponents.pool_win_rate = np.full(len(opponents.pool), 0.5)
+    opponents.exploiter_win_rate = np.full(len(opponents.exploiters), 0.5)
+    opponents.frozen_win_rate = np.full(len(opponents.frozen), 0.5)
+    for name in ("win_rate", "pool_win_rate", "episode_return", "exploiter_win_rate", "frozen_win_rate"):
         if f"opponents.{name}" in t:
             setattr(opponents, name, t[f"opponents.{name}"].numpy().astype(np.float64).copy())
-    if "opponents.exploiter" in t:
-        opponents.exploiter = t["opponents.exploiter"].numpy().copy()
+    for name in ("exploiter", "frozen_member"):
+        if f"opponents.{name}" in t:
+            setattr(opponents, name, t[f"opponents.{name}"].numpy().copy())
+    if len(opponents.frozen_win_rate) != len(opponents.frozen):
+        raise CheckpointError(
+            f"{step_dir} was trained against {len(opponents.frozen_win_rate)} frozen checkpoint(s); "
+            f"this config names {len(opponents.frozen)}"
+        )
     for name, state in tmeta.get("baseline_rngs", {}).items():
         opponents.baselines[name].rng.bit_generator.state = state
     rng.bit_generator.state = tmeta["numpy_rng"]
@@ -404,4 +428,5 @@ def restore_training(
         "imitation": (t, tmeta["imitation"]) if "imitation" in tmeta else None,
         "imitated": bool(tmeta.get("imitated", False)),
         "exploiter_at": int(tmeta.get("exploiter_at", 0)),
+        "league_exploiter_at": int(tmeta.get("league_exploiter_at", 0)),
     }

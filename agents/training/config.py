@@ -23,6 +23,10 @@ from ginenv.rules import PRESETS
 #: checkpoint or one of the league's exploiters. The order is the one the trainer draws
 #: in; new kinds go last, so that saved draws keep their meaning.
 OPPONENT_KINDS = ("self", "snapshot", *BASELINES, "frozen", "exploiter")
+#: Where a league's exploiters start (``exploiter_from``).
+EXPLOITER_STARTS = ("scratch", "learner")
+#: Keys that take one value or a list of them (one is read as a list of one).
+_ONE_OR_MANY = {"frozen"}
 _NET = NetworkSpec()
 #: The most each count may be: far above any run this machine could hold, low enough
 #: that a typo (10**8 games) is an error, not a MemoryError deep inside numpy.
@@ -120,19 +124,31 @@ class Config:
     against it (an average over its last ~100 finished episodes); the snapshots of the
     pool are weighted the same way among themselves. train.py only."""
     exploiter_every: int = 0
-    """League: every this many updates (0: never), train an exploiter of the learner as it
-    is then (a best response from fresh weights against it, frozen, for
-    ``exploiter_decisions``, with this trainer) and add it to the exploiter pool, which the
-    ``exploiter`` share of ``opponents`` plays (until the first exists, ``self`` does)."""
+    """League: every this many updates (0: never), train a main exploiter: a best response
+    to the learner as it is then (frozen), trained by this trainer for
+    ``exploiter_decisions``, added to the exploiter pool, which the ``exploiter`` share of
+    ``opponents`` plays (until the first exists, ``self`` does)."""
+    league_exploiter_every: int = 0
+    """League: every this many updates (0: never), train a league exploiter: a best
+    response to the whole league (the learner as it is then, each snapshot of its pool,
+    each exploiter so far, all frozen, sharing the episodes of ``self``, ``snapshot`` and
+    ``exploiter``, PFSP-weighted; and the baselines of ``opponents`` at their shares),
+    added to the same exploiter pool."""
+    exploiter_from: str = "scratch"
+    """Where each exploiter starts: ``scratch`` (fresh weights of the learner's shape, with
+    the exploitability tool's PPO settings) or ``learner`` (the learner's weights and
+    learning rate and entropy settings as they are then)."""
     exploiter_decisions: int = 1_000_000
-    """Each exploiter's training budget, both seats (``exploiter_every``)."""
+    """Each exploiter's training budget, both seats."""
     exploiter_pool_size: int = 3
     """Exploiters kept (oldest dropped)."""
-    frozen: str = ""
-    """A checkpoint that sits opposite the learner in the episodes the ``opponents`` mix
-    gives to ``frozen``; its weights never change (the exploitability tool's target)."""
+    frozen: list = field(default_factory=list)
+    """A checkpoint, or a list of them, that sit opposite the learner in the episodes the
+    ``opponents`` mix gives to ``frozen``, shared among them (PFSP-weighted when ``pfsp``
+    is on); their weights never change (the exploitability tool's target)."""
     eval_opponents: list = field(default_factory=lambda: ["knock_early", "gin_hunter"])
-    """Who each evaluation plays: baseline names, or ``frozen`` (the checkpoint above)."""
+    """Who each evaluation plays: baseline names, or ``frozen`` (the first of the frozen
+    checkpoints)."""
     init_from: str = ""
     """Start from the network weights of this checkpoint (a run or step directory) instead
     of fresh ones; its actor (architecture, sizes) must be this config's. If the critic's
@@ -171,6 +187,12 @@ class Config:
 
     def __post_init__(self):
         problems = []
+        if isinstance(self.frozen, str):  # one checkpoint, as configs before lists give it
+            self.frozen = [self.frozen] if self.frozen else []
+        if not isinstance(self.frozen, list) or not all(isinstance(f, str) and f for f in self.frozen):
+            problems.append(f"frozen must be a checkpoint or a list of checkpoints, got {self.frozen!r}")
+        if self.exploiter_from not in EXPLOITER_STARTS:
+            problems.append(f"exploiter_from must be one of {', '.join(EXPLOITER_STARTS)}, got {self.exploiter_from!r}")
         if self.rules not in PRESETS:
             problems.append(f"rules must be one of {', '.join(PRESETS)}")
         if self.mode not in core.MODES or self.eval_mode not in core.MODES:
@@ -189,9 +211,19 @@ class Config:
             )
         if self.num_minibatches > self.num_envs:
             problems.append("num_minibatches must be at most num_envs (a minibatch would be empty)")
-        if isinstance(self.opponents, dict) and self.opponents.get("exploiter") and not self.exploiter_every:
-            problems.append("opponents give episodes to exploiter, but exploiter_every is 0 (none is ever trained)")
-        for name in ("eval_every", "bc_decisions", "critic_warmup_updates", "exploiter_every"):
+        exploiters = self.exploiter_every or self.league_exploiter_every
+        if isinstance(self.opponents, dict) and self.opponents.get("exploiter") and not exploiters:
+            problems.append(
+                "opponents give episodes to exploiter, but exploiter_every and league_exploiter_every "
+                "are 0 (none is ever trained)"
+            )
+        for name in (
+            "eval_every",
+            "bc_decisions",
+            "critic_warmup_updates",
+            "exploiter_every",
+            "league_exploiter_every",
+        ):
             if getattr(self, name) < 0:
                 problems.append(f"{name} must be >= 0")
         for name in (
@@ -311,6 +343,8 @@ def _coerce(name: str, text, kind):
             value = float(value)
         except ValueError:
             pass
+    if name in _ONE_OR_MANY and isinstance(value, str):
+        value = [value] if value else []
     if not isinstance(value, expected) or (expected in (int, float) and isinstance(value, bool)):
         raise ValueError(f"{name} must be a {expected.__name__}, got {text!r}")
     return value
@@ -372,7 +406,7 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
             raise ValueError(f"config file {path} must hold a mapping of keys to values")
         for key, value in data.items():  # a YAML file's values are typed: '0.9' is a string there
             kind = _KINDS.get(fields.get(key), fields.get(key))
-            if isinstance(value, _Quoted) and kind is not str and key in fields:
+            if isinstance(value, _Quoted) and kind is not str and key in fields and key not in _ONE_OR_MANY:
                 raise ValueError(
                     f"config file {path}: {key} must be a {getattr(kind, '__name__', kind)}, got the string {value!r}"
                 )

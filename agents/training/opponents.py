@@ -1,8 +1,11 @@
 """Who sits opposite the learner in each training game, and how they move.
 
 Each episode draws, by the config's ``opponents`` shares, one of ``OPPONENT_KINDS``:
-the learner itself (both seats train), a snapshot from the pool of past learners, or a
-baseline; and the learner's seat, 0 or 1. Only the learner's decisions train it.
+the learner itself (both seats train), a snapshot from the pool of past learners, a
+baseline, one of the ``frozen`` checkpoints or one of the league's exploiters; and the
+learner's seat, 0 or 1. Only the learner's decisions train it. With ``pfsp``, the
+learner's recent win rate against each opponent (each network of a group too) weights
+the draws towards the ones it loses to.
 """
 
 from __future__ import annotations
@@ -29,20 +32,35 @@ class Opponents:
     learner_seat: np.ndarray  # (N,) int8: the learner's seat where the opponent is not itself
     snapshot: np.ndarray  # (N,) int64: index into pool, where kind is snapshot
     pool: list = field(default_factory=list)  # past learners' networks, oldest first
-    frozen: object = None  # the config's frozen checkpoint's network (never trained), if any
+    frozen: list = field(default_factory=list)  # the config's frozen checkpoints' networks (never trained)
     pfsp: float = 0.0  # the config's pfsp exponent (0: the fixed shares)
     win_rate: np.ndarray = None  # (len(OPPONENT_KINDS),) the learner's recent share of episodes won
     pool_win_rate: np.ndarray = None  # (len(pool),) the same against each snapshot
     episode_return: np.ndarray = None  # (N,) the learner's return so far in each game's episode
     exploiters: list = field(default_factory=list)  # the league's exploiters' networks, oldest first
     exploiter: np.ndarray = None  # (N,) index into exploiters, where kind is exploiter
+    exploiter_win_rate: np.ndarray = None  # (len(exploiters),) the learner's rate against each
+    frozen_member: np.ndarray = None  # (N,) index into frozen, where kind is frozen
+    frozen_win_rate: np.ndarray = None  # (len(frozen),) the learner's rate against each
 
     def __post_init__(self):
         n = len(self.kind)
         self.win_rate = np.full(len(OPPONENT_KINDS), 0.5) if self.win_rate is None else self.win_rate
-        self.pool_win_rate = np.full(len(self.pool), 0.5) if self.pool_win_rate is None else self.pool_win_rate
         self.episode_return = np.zeros(n) if self.episode_return is None else self.episode_return
-        self.exploiter = np.zeros(n, np.int64) if self.exploiter is None else self.exploiter
+        for nets, pick, rates in GROUPS.values():
+            if getattr(self, pick) is None:
+                setattr(self, pick, np.zeros(n, np.int64))
+            if getattr(self, rates) is None:
+                setattr(self, rates, np.full(len(getattr(self, nets)), 0.5))
+
+
+#: The kinds whose episodes are shared among several networks: the attribute holding the
+#: networks, the ``(N,)`` index of each game's, and the learner's win rate against each.
+GROUPS = {
+    SNAPSHOT: ("pool", "snapshot", "pool_win_rate"),
+    FROZEN: ("frozen", "frozen_member", "frozen_win_rate"),
+    EXPLOITER: ("exploiters", "exploiter", "exploiter_win_rate"),
+}
 
 
 #: Weight of each finished episode in the win rates (an exponential average over ~100).
@@ -77,13 +95,17 @@ def assign(opp: Opponents, games: np.ndarray, rng: np.random.Generator) -> None:
         mix = prioritised(mix, opp)
     opp.kind[games] = rng.choice(len(OPPONENT_KINDS), size=len(games), p=mix)
     opp.learner_seat[games] = rng.integers(0, 2, size=len(games))
-    if opp.pfsp and opp.pool:
-        w = _priority(opp.pool_win_rate, opp.pfsp)
-        opp.snapshot[games] = rng.choice(len(opp.pool), size=len(games), p=w / w.sum())
-    else:
-        opp.snapshot[games] = rng.integers(0, max(len(opp.pool), 1), size=len(games))
-    if opp.exploiters:  # drawn only once there is one: runs without a league draw as before
-        opp.exploiter[games] = rng.integers(0, len(opp.exploiters), size=len(games))
+    for kind, (nets, pick, rates) in GROUPS.items():
+        # the snapshot is drawn always, the others only where there is a choice (so that
+        # runs without them draw as they did before they existed)
+        count = len(getattr(opp, nets))
+        if kind != SNAPSHOT and count < 2:
+            continue
+        if opp.pfsp and count:  # PFSP among the group's networks too
+            w = _priority(getattr(opp, rates), opp.pfsp)
+            getattr(opp, pick)[games] = rng.choice(count, size=len(games), p=w / w.sum())
+        else:
+            getattr(opp, pick)[games] = rng.integers(0, max(count, 1), size=len(games))
 
 
 def _priority(win_rate: np.ndarray, p: float) -> np.ndarray:
@@ -92,10 +114,11 @@ def _priority(win_rate: np.ndarray, p: float) -> np.ndarray:
 
 def prioritised(mix: np.ndarray, opp: Opponents) -> np.ndarray:
     """PFSP: the shares of every kind but ``self`` reweighted by ``(1 - w)**pfsp`` (the
-    pool's rate is its snapshots' mean), their total kept."""
+    rate of a group, the pool say, is its networks' mean), their total kept."""
     w = opp.win_rate.copy()
-    if len(opp.pool):
-        w[SNAPSHOT] = opp.pool_win_rate.mean()
+    for kind, (nets, _, rates) in GROUPS.items():
+        if len(getattr(opp, nets)):
+            w[kind] = getattr(opp, rates).mean()
     others = np.arange(len(mix)) != SELF
     moved = np.where(others, mix * _priority(w, opp.pfsp), 0.0)
     if moved.sum() <= 0:
@@ -113,10 +136,12 @@ def record(opp: Opponents, games: np.ndarray, won: np.ndarray) -> None:
             continue
         x = won[opp.kind[games] == k]
         opp.win_rate[k] = _moved(opp.win_rate[k], x)
-        if k == SNAPSHOT:
-            snaps = opp.snapshot[games][opp.kind[games] == k]
-            for s in np.unique(snaps):
-                opp.pool_win_rate[s] = _moved(opp.pool_win_rate[s], x[snaps == s])
+        if k in GROUPS:
+            _, pick, rates = GROUPS[k]
+            members, rate = getattr(opp, pick)[games][opp.kind[games] == k], getattr(opp, rates)
+            for m in np.unique(members):
+                if m < len(rate):
+                    rate[m] = _moved(rate[m], x[members == m])
 
 
 def _moved(rate: float, won: np.ndarray) -> float:
@@ -156,14 +181,11 @@ def act(
             continue
         if k == SELF:
             _sample(current, idx, obs, mask, actions, device)
-        elif k == FROZEN:
-            _sample(opp.frozen, idx, obs, mask, actions, device)
-        elif k == EXPLOITER:
-            for e in np.unique(opp.exploiter[idx]):
-                _sample(opp.exploiters[e], idx[opp.exploiter[idx] == e], obs, mask, actions, device)
-        elif k == SNAPSHOT:
-            for s in np.unique(opp.snapshot[idx]):
-                _sample(opp.pool[s], idx[opp.snapshot[idx] == s], obs, mask, actions, device)
+        elif k in GROUPS:
+            nets, pick, _ = GROUPS[k]
+            members = getattr(opp, pick)[idx]
+            for m in np.unique(members):
+                _sample(getattr(opp, nets)[m], idx[members == m], obs, mask, actions, device)
         else:
             actions[idx] = opp.baselines[kind].act(obs[idx], mask[idx])
 
@@ -171,6 +193,27 @@ def act(
 def add_exploiter(opp: Opponents, net: ActorCritic, pool_size: int) -> None:
     """A trained exploiter joins the league (the oldest leaves past ``pool_size``)."""
     opp.exploiters = (opp.exploiters + [net.eval()])[-pool_size:]
+    opp.exploiter_win_rate = np.append(opp.exploiter_win_rate, 0.5)[-pool_size:]
+
+
+def set_frozen(opp: Opponents, nets: list) -> None:
+    """The config's frozen checkpoints' networks, each at a win rate of 0.5."""
+    opp.frozen = [net.eval() for net in nets]
+    opp.frozen_win_rate = np.full(len(nets), 0.5)
+
+
+def load_frozen(paths: list, device="cpu") -> list:
+    """The networks of the ``frozen`` checkpoints (an error names the one that fails)."""
+    from agents.training.checkpoint import CheckpointError
+    from agents.training.policy import load_policy
+
+    nets = []
+    for path in paths:
+        try:
+            nets.append(load_policy(path).model.to(device))
+        except CheckpointError as e:
+            raise CheckpointError(f"frozen {path}: {e}") from None
+    return nets
 
 
 def add_snapshot(opp: Opponents, model: ActorCritic, pool_size: int, device: torch.device) -> None:

@@ -107,7 +107,13 @@ class Run:
     writer: object = None
     say: object = say
     progress: dict = field(
-        default_factory=lambda: {"update": 0, "decisions": 0, "learner_decisions": 0, "exploiter_at": 0}
+        default_factory=lambda: {
+            "update": 0,
+            "decisions": 0,
+            "learner_decisions": 0,
+            "exploiter_at": 0,
+            "league_exploiter_at": 0,
+        }
     )
     last_eval: dict = field(default_factory=dict)
 
@@ -157,13 +163,7 @@ def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> t
         warmstart.load_initial_weights(model, c.init_from, quiet)
     optimizer, clip_groups = ppo.make_optimizer(model, c)
     run = Run(c, run_dir, rules, device, rng, env, model, optimizer, clip_groups, O.make_opponents(c, rng))
-    if c.frozen:  # the fixed opponent: its network only, on the run's device
-        from agents.training.policy import load_policy
-
-        try:
-            run.opponents.frozen = load_policy(c.frozen).model.to(device)
-        except CheckpointError as e:
-            raise CheckpointError(f"frozen {c.frozen}: {e}") from None
+    O.set_frozen(run.opponents, O.load_frozen(c.frozen, device))  # the fixed opponents, on the run's device
     run.say = (lambda *a: None) if quiet else say
     if step_dir is None:
         return run, None
@@ -197,12 +197,13 @@ def open_logs(run: Run, fresh: bool) -> None:
 EVAL_SEED = 10_000  # evaluation k plays the games of seed EVAL_SEED + update
 
 
-def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int, frozen=None) -> dict:
-    """Match win rates against ``config.eval_opponents`` (baselines, or the frozen
-    checkpoint's network ``frozen``); the model back in train mode after."""
+def evaluate(model: ActorCritic, config: Config, rules: Rules, update: int, frozen=()) -> dict:
+    """Match win rates against ``config.eval_opponents`` (baselines, or ``frozen``: the
+    first of the frozen checkpoints' networks ``frozen``); the model back in train mode
+    after."""
     out = {}
     for name in config.eval_opponents:
-        opponent = Policy(frozen, name="frozen") if name == "frozen" else BASELINES[name](seed=0)
+        opponent = Policy(frozen[0], name="frozen") if name == "frozen" else BASELINES[name](seed=0)
         r = play(
             Policy(model, name="learner"),
             opponent,
