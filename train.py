@@ -189,8 +189,9 @@ def train_exploiter(run: Run, stop: StopSignal, against: str) -> bool:
         members += [
             saved(net, league_dir / f"league_{u}" / f"exploiter_{k}") for k, net in enumerate(run.opponents.exploiters)
         ]
-        mix = {"frozen": sum(c.opponents.get(k, 0.0) for k in ("self", "snapshot", "exploiter"))}
-        mix |= {k: v for k, v in c.opponents.items() if k in O.BASELINES and v > 0}
+        baselines = {k: v for k, v in c.opponents.items() if k in O.BASELINES and v > 0}
+        league_share = sum(c.opponents.get(k, 0.0) for k in ("self", "snapshot", "exploiter"))
+        mix = {"frozen": league_share or sum(baselines.values()) or 1.0} | baselines  # never without the league
         sets += [set_item("frozen", members), set_item("opponents", mix), f"pfsp={c.pfsp or 1.0}"]
     sets.append(f"seed={seed}")
     init_from = target if c.exploiter_from == "learner" else None

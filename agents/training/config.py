@@ -136,8 +136,8 @@ class Config:
     added to the same exploiter pool."""
     exploiter_from: str = "scratch"
     """Where each exploiter starts: ``scratch`` (fresh weights of the learner's shape, with
-    the exploitability tool's PPO settings) or ``learner`` (the learner's weights and
-    learning rate and entropy settings as they are then)."""
+    the exploitability tool's PPO settings) or ``learner`` (the learner's weights as they
+    are then, and this config's learning rate and entropy settings)."""
     exploiter_decisions: int = 1_000_000
     """Each exploiter's training budget, both seats."""
     exploiter_pool_size: int = 3
