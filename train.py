@@ -193,7 +193,7 @@ def train_exploiter(run: Run, stop: StopSignal, against: str) -> bool:
         league_share = sum(c.opponents.get(k, 0.0) for k in ("self", "snapshot", "exploiter"))
         mix = {"frozen": league_share or sum(baselines.values()) or 1.0} | baselines  # never without the league
         sets += [set_item("frozen", members), set_item("opponents", mix), f"pfsp={c.pfsp or 1.0}"]
-    sets.append(f"seed={seed}")
+    sets.append(f"seed={seed % (1 << 63)}")  # a seed the config takes, whatever the run's
     init_from = target if c.exploiter_from == "learner" else None
     sub = exploiter_config(target, c.exploiter_decisions, init_from, sets, run_name=name)
     torch_state = torch.get_rng_state()  # the learner's random stream goes on as if nothing ran

@@ -388,36 +388,15 @@ def test_the_checksums_cover_the_json_files(tmp_path):
         load_policy(tmp_path / "dup" / "r")
 
 
-def run_train_until(tmp_path, sets, marker, close_stdout=False):
-    """train.py in a process, SIGINT once a line starts with ``marker``."""
-    import signal
-
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "train.py"), *(a for s in sets for a in ("--set", s))],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
-    for line in proc.stdout:
-        if line.startswith(marker):
-            break
-    if close_stdout:  # | tee log, the tee ended by the same Ctrl-C
-        proc.stdout.close()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300) if not close_stdout else (None, proc.stderr.read())
-    proc.wait(timeout=300)
-    return proc.returncode, err
-
-
 def test_ctrl_c_while_imitating_checkpoints_and_the_resume_equals_an_uninterrupted_run(tmp_path):
     from safetensors.torch import load_file
+    from test_train import interrupt_train
 
     import train
 
     sets = [*TINY, "bc_teacher=knock_early", "bc_decisions=400000", "total_decisions=256"]
     dirs = [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=cut"]
-    code, err = run_train_until(tmp_path, sets + dirs, "imitating knock_early")
+    code, _, err = interrupt_train(sets + dirs, "imitating knock_early", cwd=tmp_path)
     assert code == 0, err
     run = tmp_path / "ck" / "cut"
     step = run / (run / "LATEST").read_text().strip()
@@ -436,9 +415,11 @@ def test_ctrl_c_while_imitating_checkpoints_and_the_resume_equals_an_uninterrupt
 
 
 def test_ctrl_c_with_a_closed_stdout_still_checkpoints(tmp_path):
+    from test_train import interrupt_train
+
     sets = [*TINY, "total_decisions=100000000", "checkpoint_every=100000"]
     dirs = [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=tee"]
-    code, err = run_train_until(tmp_path, sets + dirs, "update 2/", close_stdout=True)
+    code, _, err = interrupt_train(sets + dirs, "update 2/", cwd=tmp_path, close_stdout=True)
     assert code == 0, err
     assert "BrokenPipeError" not in err and "Traceback" not in err
     run = tmp_path / "ck" / "tee"

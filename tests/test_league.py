@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("torch")
 
 from agents.training import opponents as O  # noqa: E402
+from agents.training.checkpoint import prefixed  # noqa: E402
 from agents.training.config import OPPONENT_KINDS, make_config  # noqa: E402
 from agents.training.network import ActorCritic, NetworkSpec  # noqa: E402
 
@@ -207,8 +208,8 @@ def test_league_exploiters_train_against_the_whole_league_from_the_learner(tmp_p
     saved = [load_file(str(Path(m) / "policy.safetensors")) for m in members]
     assert all((saved[0][k] == policy[k]).all() for k in policy)
     for k in range(2):
-        assert all((saved[1 + k][n] == v).all() for n, v in O_prefixed(state, f"pool.{k}.").items())
-    assert all((saved[3][n] == v).all() for n, v in O_prefixed(state, "exploiters.0.").items())
+        assert all((saved[1 + k][n] == v).all() for n, v in prefixed(state, f"pool.{k}.").items())
+    assert all((saved[3][n] == v).all() for n, v in prefixed(state, "exploiters.0.").items())
     # started from the learner: after its short run it is nearer the learner than a fresh net is
     exploiter = load_file(str(sub_step / "policy.safetensors"))
     fresh = ActorCritic(NetworkSpec(hidden_sizes=(16, 16))).state_dict()
@@ -218,12 +219,6 @@ def test_league_exploiters_train_against_the_whole_league_from_the_learner(tmp_p
     assert sub_meta["update"] >= 1
     frozen_rates = load_file(str(sub_step / "trainer.safetensors"))["opponents.frozen_win_rate"].numpy()
     assert len(frozen_rates) == 4 and (frozen_rates != 0.5).any()  # PFSP's record of each member
-
-
-def O_prefixed(tensors, prefix):
-    from agents.training.checkpoint import prefixed
-
-    return prefixed(tensors, prefix)
 
 
 @pytest.mark.parametrize("extra", [{}, {"league_exploiter_every": 3, "exploiter_from": "learner"}])
@@ -251,16 +246,11 @@ def test_exploiter_shares_need_exploiters():
 
 
 def test_ctrl_c_while_an_exploiter_trains_then_resume_equals_the_uninterrupted_run(tmp_path):
-    import signal
-    import subprocess
-    import sys
-    from pathlib import Path
-
     from safetensors.torch import load_file
+    from test_train import interrupt_train
 
     import train
 
-    root = Path(train.__file__).resolve().parent
     sets = {
         "num_envs": 16,
         "num_steps": 8,
@@ -277,18 +267,8 @@ def test_ctrl_c_while_an_exploiter_trains_then_resume_equals_the_uninterrupted_r
     }
     items = [f"{k}={v}" for k, v in sets.items()]
     where = [f"log_dir={tmp_path / 'b' / 'runs'}", f"checkpoint_dir={tmp_path / 'b' / 'ck'}"]
-    argv = [a for s in items + where for a in ("--set", s)]
-    proc = subprocess.Popen(
-        [sys.executable, str(root / "train.py"), *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if line.startswith("league: training an exploiter"):
-            proc.send_signal(signal.SIGINT)
-            break
-    out = "".join(lines) + proc.communicate(timeout=300)[0]
-    assert proc.returncode == 0, out
+    code, out, err = interrupt_train(items + where, "league: training an exploiter")
+    assert code == 0, out + err
     assert "stopping while training an exploiter, at update 2" in out
     run_dir = tmp_path / "b" / "ck" / "league"
     step = run_dir / (run_dir / "LATEST").read_text().strip()

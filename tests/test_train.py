@@ -2,6 +2,9 @@
 checkpoints that load anywhere (and fail clearly)."""
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +89,33 @@ def test_policy_acts_on_one_observation_or_a_batch_and_never_illegally(smoke_che
 def test_evaluate_cli_takes_a_checkpoint(smoke_checkpoint, capsys):
     assert evaluate_main([str(smoke_checkpoint[0].parent), "random", "--hands", "50"]) == 0
     assert "hands won" in capsys.readouterr().out
+
+
+def interrupt_train(sets, at: str, cwd=None, timeout: float = 300, close_stdout: bool = False) -> tuple:
+    """Run ``train.py --set ...`` and send it SIGINT once a line starts with ``at``
+    (``close_stdout``: closing its stdout first, as ``| tee`` ended by the same Ctrl-C
+    does); its exit code, stdout and stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "train.py"), *(a for s in sets for a in ("--set", s))],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(at):
+            break
+    if close_stdout:
+        proc.stdout.close()
+    proc.send_signal(signal.SIGINT)
+    if close_stdout:
+        rest, err = "", proc.stderr.read()
+        proc.wait(timeout=timeout)
+    else:
+        rest, err = proc.communicate(timeout=timeout)
+    return proc.returncode, "".join(lines) + rest, err
 
 
 def tiny_config(tmp_path, **extra):
@@ -374,10 +404,6 @@ def test_a_checkpoint_of_a_retired_variant_is_refused_by_name(tmp_path):
 
 
 def test_ctrl_c_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
-    import signal
-    import subprocess
-    import sys
-
     sets = [
         "num_envs=16",
         "num_steps=8",
@@ -390,21 +416,8 @@ def test_ctrl_c_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
         f"checkpoint_dir={tmp_path / 'ck'}",
         "run_name=stopped",
     ]
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "train.py"), *(a for s in sets for a in ("--set", s))],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=tmp_path,
-    )
-    lines = []
-    for line in proc.stdout:  # wait for the first update, then interrupt
-        lines.append(line)
-        if line.startswith("update 2/"):
-            proc.send_signal(signal.SIGINT)
-            break
-    out = "".join(lines) + proc.communicate(timeout=120)[0]
-    assert proc.returncode == 0, out
+    code, out, err = interrupt_train(sets, "update 2/", cwd=tmp_path)  # after the first updates
+    assert code == 0, out + err
     assert "SIGINT: stopping at the end of this update" in out
     assert f"continue with --resume {tmp_path / 'ck' / 'stopped'}" in out
     step = (tmp_path / "ck" / "stopped" / "LATEST").read_text().strip()

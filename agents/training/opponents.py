@@ -140,8 +140,7 @@ def record(opp: Opponents, games: np.ndarray, won: np.ndarray) -> None:
             _, pick, rates = GROUPS[k]
             members, rate = getattr(opp, pick)[games][opp.kind[games] == k], getattr(opp, rates)
             for m in np.unique(members):
-                if m < len(rate):
-                    rate[m] = _moved(rate[m], x[members == m])
+                rate[m] = _moved(rate[m], x[members == m])
 
 
 def _moved(rate: float, won: np.ndarray) -> float:
