@@ -23,16 +23,28 @@ checkpoints/<run>`` continues a run exactly where its last checkpoint left it.
 
 from __future__ import annotations
 
-import argparse
-import math
 import signal
-import sys
-import time
-from pathlib import Path
 
-from agents.extras import require
+# Run as a command, Ctrl-C and SIGTERM are caught from the first line on, before the
+# imports (seconds): a signal in the start-up stops the run cleanly before its first update.
+EARLY_SIGNALS: list = []
+if __name__ == "__main__":
+    for _s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(_s, lambda signum, frame: EARLY_SIGNALS.append(signum))
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from agents.extras import require  # noqa: E402
 
 require("train", what="training (train.py)", main=__name__ == "__main__")
+
+from agents.training.stopping import StopSignal  # noqa: E402
+
+STOP = StopSignal(caught=EARLY_SIGNALS) if __name__ == "__main__" else None
 
 import torch  # noqa: E402
 
@@ -42,7 +54,6 @@ from agents.training.checkpoint import CheckpointError  # noqa: E402
 from agents.training.config import Config, make_config, set_item  # noqa: E402
 from agents.training.run import (  # noqa: E402
     Run,
-    StopSignal,
     build_run,
     check_writable,
     checkpoint,
@@ -240,20 +251,31 @@ def train(
     then checkpoint (a run stopped early continues with ``resume``). Returns the last
     checkpoint. ``stop``: the signals' catcher to share (a league's exploiter runs with its
     run's), else one of its own."""
-    # ------------------------------------------------- config, outputs checked first
-    c, step_dir, run_dir = plan_run(config, resume, resume_overrides, overrides)
-    check_writable(run_dir, "checkpoint_dir")
-    check_writable(Path(c.log_dir) / c.run_name, "log_dir")
-    # ----------------------------------------- seeding, envs, agent, opponents
-    run, saved_imitation = build_run(c, run_dir, step_dir, quiet)
-    resumed_at = run.progress["update"]
-    open_logs(run, fresh=step_dir is None)
-    own = stop is None  # a league's exploiter shares its run's
+    own = stop is None  # a league's exploiter shares its run's catcher; the command makes its own first
     stop = StopSignal() if own else stop  # Ctrl-C or SIGTERM: checkpoint at the next boundary, then stop
     try:
+        # --------------------------------------------- config, outputs checked first
+        c, step_dir, run_dir = plan_run(config, resume, resume_overrides, overrides)
+        check_writable(run_dir, "checkpoint_dir")
+        check_writable(Path(c.log_dir) / c.run_name, "log_dir")
+        if stop.is_set():
+            return stopped_at_start(stop, step_dir, run_dir)
+        # ------------------------------------- seeding, envs, agent, opponents
+        run, saved_imitation = build_run(c, run_dir, step_dir, quiet)
+    except BaseException:
+        if own:
+            stop.restore()
+        raise
+    resumed_at = run.progress["update"]
+    try:
+        if stop.is_set():  # before anything is written
+            return stopped_at_start(stop, step_dir, run_dir, run.say)
+        open_logs(run, fresh=step_dir is None)
         # ---------------------------------------------------------- warm start
         imitation = warm_start(run, saved_imitation, stop)
         if stop.is_set():
+            if imitation is None:  # no imitation ran: nothing new to save
+                return stopped_at_start(stop, step_dir, run_dir, run.say)
             why = f"on {signal.Signals(stop.signum).name} while imitating"
             return stopped(run, checkpoint(run, imitation), why)
         # ------------------------------------------------------------ the loop
@@ -276,11 +298,23 @@ def train(
     finally:
         if own:
             stop.restore()
-        run.writer.close()
+        if run.writer is not None:
+            run.writer.close()
     if path is None and step_dir is not None and run.progress["update"] == resumed_at:
         run.say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")
         return step_dir  # a resume with nothing to do changes nothing
     return path if path is not None else checkpoint(run)
+
+
+def stopped_at_start(stop: StopSignal, step_dir, run_dir: Path, speak=say):
+    """A signal before the first update: nothing was written. Says so and how to go on;
+    returns the checkpoint resumed from (None for a fresh run)."""
+    name = signal.Signals(stop.signum).name
+    if step_dir is None:
+        speak(f"stopping on {name} before the first update: nothing written; start the run again to train")
+    else:
+        speak(f"stopping on {name} before the first update: {step_dir} unchanged; continue with --resume {run_dir}")
+    return step_dir
 
 
 def main(argv=None) -> int:
@@ -315,12 +349,13 @@ def main(argv=None) -> int:
     overrides = tuple(item.split("=", 1)[0].strip() for item in args.set)
     limit = None if minutes is None else minutes * 60
     try:
-        path = train(config, resume=args.resume, resume_overrides=overrides, time_limit=limit)
+        path = train(config, resume=args.resume, resume_overrides=overrides, time_limit=limit, stop=STOP)
     except CheckpointError as e:
         p.error(f"--resume {args.resume}: {e}" if args.resume and not e.args[0].startswith("init_from") else str(e))
     except ValueError as e:  # an output directory that cannot be written, found before any work
         p.error(str(e))
-    say(f"done: {path}")
+    if path is not None:
+        say(f"done: {path}")
     return 0
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agents.base import Agent
 from ginenv.baselines import BASELINES, GinHunter, KnockEarly, Patient, RandomAgent, make_baseline
+from ginenv.core import check_seed
 
 #: The shipped bot: what the terminal game and the server play by default.
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
@@ -20,6 +21,7 @@ def make_agent(spec, seed: int = 0):
     """A baseline name (``knock_early``, ``gin_hunter``, ``random``, ``patient``), a checkpoint
     directory or file (``<checkpoint>+search[=W]``: with search at decision time, see
     ``agents.training.search``), or an object that already has ``act``."""
+    check_seed(seed)
     if hasattr(spec, "act") or (isinstance(spec, str) and spec in BASELINES):
         return make_baseline(spec, seed)
     if not isinstance(spec, (str, Path)) or not str(spec).strip():

@@ -174,7 +174,11 @@ def main(argv=None) -> int:
     )
     p.add_argument("--matches", type=int, default=1000, help="matches per pair (default 1000)")
     p.add_argument("--hands", type=int, default=None, help="evaluate N single hands instead of matches")
-    p.add_argument("--rules", default="standard", help=f"rules preset ({', '.join(PRESETS)})")
+    p.add_argument(
+        "--rules",
+        default=None,
+        help=f"rules preset ({', '.join(PRESETS)}; default standard, and openspiel with --engine openspiel)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--round-robin", action="store_true", help="play every pair of the agents given")
     p.add_argument(
@@ -237,6 +241,13 @@ MAX_GAMES = 10_000_000  # matches or hands in one call (the batch holds them all
 def _checked_args(p, args, argv) -> int:
     """Every argument checked before any game is played (``p.error`` otherwise); returns
     the number of matches or hands."""
+    if args.engine == "openspiel" and args.rules not in (None, "openspiel"):
+        p.error(
+            f"--engine openspiel plays OpenSpiel's own gin_rummy rules (this project's preset 'openspiel'), "
+            f"not --rules {args.rules}; drop --rules or give --rules openspiel"
+        )
+    if args.rules is None:
+        args.rules = "openspiel" if args.engine == "openspiel" else "standard"
     if args.rules not in PRESETS:
         p.error(f"unknown rules preset {args.rules!r}; valid presets: {', '.join(PRESETS)}")
     given = sys.argv[1:] if argv is None else list(argv)

@@ -10,7 +10,7 @@ import sys
 #: The import names each extra of pyproject.toml brings.
 EXTRAS = {
     "train": ("torch", "safetensors", "yaml", "tensorboard"),
-    "serve": ("starlette", "uvicorn"),
+    "serve": ("starlette", "uvicorn", "cryptography"),
     "openspiel": ("pyspiel",),
     "kaggle": ("pyspiel", "kaggle_environments"),
     "sb3": ("stable_baselines3", "sb3_contrib"),

@@ -41,7 +41,7 @@ import numpy as np
 from ginenv import actions as A
 from ginenv import melds
 from ginenv.cards import CARD_VALUES, NUM_CARDS
-from ginenv.core import DISCARD, DRAW
+from ginenv.core import DISCARD, DRAW, check_seed
 from ginenv.observation import deadwood_after, phase, plane, stock_size
 
 _VALUES = CARD_VALUES.astype(np.int64)
@@ -191,7 +191,7 @@ def make_baseline(spec, seed: int = 0):
     if hasattr(spec, "act"):
         return spec
     if isinstance(spec, str) and spec in BASELINES:
-        return BASELINES[spec](seed=seed)
+        return BASELINES[spec](seed=check_seed(seed))
     raise ValueError(
         f"unknown agent {spec!r}: give a baseline name ({', '.join(BASELINES)}) or an object "
         "with act(observations, action_masks), e.g. agents.load_policy(checkpoint)"

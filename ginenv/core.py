@@ -132,6 +132,54 @@ def check_seed(seed, name: str = "seed") -> int:
     return int(seed)
 
 
+def check_reset(seed, options) -> int | None:
+    """An env's ``reset(seed, options)`` arguments checked: ``seed`` None or an integer
+    from 0 to 2**128 - 1 (returned as an int), ``options`` None or an empty mapping (the
+    envs take no reset options; their settings are constructor arguments)."""
+    if options is not None and (not isinstance(options, dict) or options):
+        keys = ", ".join(map(repr, options)) if isinstance(options, dict) else repr(options)
+        raise ValueError(
+            f"reset takes no options (got {keys}); rules, mode and the rest are arguments of the env's constructor"
+        )
+    return None if seed is None else check_seed(seed)
+
+
+def check_players(player, b: int, name: str = "player") -> np.ndarray:
+    """``player`` (0, 1, or one of them per game: a ``(b,)`` integer array) as a ``(b,)``
+    int64 array, else ``ValueError`` naming ``name`` and what is valid."""
+    valid = f"{name} must be 0, 1 or an integer array of them, one per game ({b} games)"
+    if isinstance(player, (bool, np.bool_)):
+        raise ValueError(f"{valid}; got {player!r}")
+    if isinstance(player, (int, np.integer)):
+        if player not in (0, 1):
+            raise ValueError(f"{valid}; got {player!r}")
+        return np.full(b, int(player), np.int64)
+    arr = np.asarray(player)
+    if arr.ndim != 1 or len(arr) != b or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise ValueError(f"{valid}; got {f'shape {arr.shape} of {arr.dtype}' if arr.ndim else repr(player)}")
+    if not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{valid}; got values {sorted(set(arr.tolist()) - {0, 1})[:5]}")
+    return arr.astype(np.int64)
+
+
+def _check_uint64s(values, name: str, b: int) -> np.ndarray:
+    """``values`` as ``(b,)`` uint64: integers from 0 to 2**64 - 1, one per game."""
+    valid = f"{name} must hold {b} integers from 0 to 2**64 - 1, one per game"
+    arr = np.asarray(values) if not isinstance(values, np.ndarray) else values
+    if arr.dtype == object:  # Python ints beyond int64
+        flat = arr.reshape(-1).tolist()
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in flat):
+            raise ValueError(f"{valid}; got {values!r}")
+    elif arr.size and (not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_):
+        raise ValueError(f"{valid}; got {arr.dtype} values")
+    flat = arr.reshape(-1).tolist()
+    if len(flat) != b:
+        raise ValueError(f"{valid}; got {len(flat)}")
+    if any(not 0 <= v < 1 << 64 for v in flat):
+        raise ValueError(f"{valid}; got {min(flat)} .. {max(flat)}")
+    return np.array(flat, dtype=_U64).reshape(b)
+
+
 @dataclass
 class State:
     """B games. Every field is a ``(B, ...)`` numpy array.
@@ -238,8 +286,15 @@ class State:
         return s
 
     def select(self, games) -> State:
-        """A new State of the games ``games`` (indices, repeats allowed; arrays copied)."""
-        idx = np.asarray(games, np.int64)
+        """A new State of the games ``games`` (indices 0 .. B-1, repeats allowed; arrays
+        copied)."""
+        idx = np.asarray(games)
+        b = self.batch_size
+        if idx.ndim != 1 or (idx.size and (not np.issubdtype(idx.dtype, np.integer) or idx.dtype == np.bool_)):
+            raise ValueError(f"games must be a list of game indices from 0 to {b - 1}; got {games!r}")
+        if idx.size and (idx.min() < 0 or idx.max() >= b):
+            raise ValueError(f"games must be game indices from 0 to {b - 1} (a batch of {b}); got {idx.tolist()}")
+        idx = idx.astype(np.int64)
         out = dataclasses.replace(
             self,
             **{
@@ -316,12 +371,8 @@ def init(
         seed = check_seed(seed)
         seeds, keys = game_seeds(seed & ((1 << 64) - 1), b), game_keys(seed, b)
     else:
-        seeds = np.asarray(game_seeds_, dtype=_U64).reshape(-1)
-        if len(seeds) != b:
-            raise ValueError(f"game_seeds_ has {len(seeds)} seeds for a batch of {b}")
-        keys = np.zeros(b, _U64) if game_keys_ is None else np.asarray(game_keys_, dtype=_U64).reshape(-1)
-        if len(keys) != b:
-            raise ValueError(f"game_keys_ has {len(keys)} keys for a batch of {b}")
+        seeds = _check_uint64s(game_seeds_, "game_seeds_", b)
+        keys = np.zeros(b, _U64) if game_keys_ is None else _check_uint64s(game_keys_, "game_keys_", b)
     state = State(
         rules=rules,
         mode=mode,
@@ -568,7 +619,24 @@ def from_view(
         raise ValueError("the discard pile is empty: there is always a face-up card before a draw")
     seen = hand + pile + took
     if len(set(seen)) != len(seen):
-        raise ValueError("a card is in two places among the hand, the pile and the opponent's known cards")
+        places = {"hand": hand, "pile": pile, "opponent_took": took}
+        twice = sorted({c for c in seen if seen.count(c) > 1})
+        where = "; ".join(
+            f"{format_card(c)} in {' and '.join(n for n, cs in places.items() if c in cs) or 'one of them twice'}"
+            for c in twice
+        )
+        raise ValueError(f"a card is in two places among the hand, the pile and opponent_took: {where}")
+    for name, cards in (
+        ("opponent_discarded", opponent_discarded),
+        ("opponent_passed", opponent_passed),
+        ("my_discards", my_discards),
+    ):
+        lost = [format_card(int(c)) for c in cards if int(c) not in seen]
+        if lost:
+            raise ValueError(
+                f"{name}: {' '.join(lost)} went face up, so each is now in the pile, the hand or opponent_took; "
+                "it is in none of them"
+            )
     if len(took) > HAND_SIZE:
         raise ValueError(f"the opponent holds {HAND_SIZE} cards, so at most {HAND_SIZE} it took; got {len(took)}")
     unseen = [c for c in range(NUM_CARDS) if c not in set(seen)]

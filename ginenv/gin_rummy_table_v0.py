@@ -112,7 +112,7 @@ class raw_env(_Table):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed=None, options=None):
-        self._match_seed = core.game_seeds(self._new_episode(seed), 1)[0]
+        self._match_seed = core.game_seeds(self._new_episode(core.check_reset(seed, options)), 1)[0]
         self.dealer = int(self._match_seed % np.uint64(PLAYERS))  # the cut for the first dealer
         self.totals = np.zeros(PLAYERS, np.int64)
         self.won = np.zeros(PLAYERS, np.int64)
@@ -207,7 +207,7 @@ class team_env(_Table):
         super().__init__(4, TEAM_OBS_SIZE, rules, reward_scale, render_mode)
 
     def reset(self, seed=None, options=None):
-        seeds = core.game_seeds(self._new_episode(seed), 2)
+        seeds = core.game_seeds(self._new_episode(core.check_reset(seed, options)), 2)
         self.tables = [core.init(1, self.rules, mode="match", game_seeds_=seeds[[t]]) for t in (0, 1)]
         self.cut = [False, False]  # a table's match ended by the hand cap
         self.turn = 0  # the table that moves next while both play

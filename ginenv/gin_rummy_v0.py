@@ -100,8 +100,9 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, seed=None, options=None):
+        seed = core.check_reset(seed, options)
         if seed is not None:
-            self._seed, self._episode = int(seed), 0
+            self._seed, self._episode = seed, 0
         elif self._seed is None:
             self._seed, self._episode = int(np.random.SeedSequence().entropy % (1 << 63)), 0
         else:

@@ -139,21 +139,17 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
 
     ``out`` (a ``(B, obs_size)`` float32 array) is filled instead of a new array."""
     b = len(s.phase)
-    n_planes = NUM_PLANES + perfect_information
+    if not isinstance(perfect_information, (bool, np.bool_)):
+        raise ValueError(f"perfect_information must be True or False, got {perfect_information!r}")
+    me = core.check_players(player, b)
+    n_planes = NUM_PLANES + bool(perfect_information)
     if out is None:
         out = np.empty((b, n_planes * NUM_CARDS + NUM_SCALARS), np.float32)
     elif out.shape != (b, n_planes * NUM_CARDS + NUM_SCALARS) or out.dtype != np.float32:
         raise ValueError(f"out must be a float32 array of shape {(b, n_planes * NUM_CARDS + NUM_SCALARS)}")
     if core._compiled is not None:
-        if isinstance(player, (int, np.integer)) and not isinstance(player, bool) and 0 <= player <= 1:
-            me = np.full(b, player, np.int64)
-        else:
-            me = np.ascontiguousarray(np.broadcast_to(np.asarray(player, np.int64), (b,)))
-            if b and (me.min() < 0 or me.max() > 1):
-                raise ValueError(f"player must be 0, 1 or an array of them, one per game; got {player!r}")
-        return _observe_compiled(s, me, bool(perfect_information), out)
+        return _observe_compiled(s, np.ascontiguousarray(me), bool(perfect_information), out)
     rows = np.arange(b)
-    me = np.broadcast_to(np.asarray(player, np.int64), (b,))
     opp = 1 - me
     # The 0/1 planes are built as bytes, then cast to float32 in one contiguous pass.
     planes = np.zeros((b, n_planes, NUM_CARDS), bool)

@@ -63,6 +63,7 @@ class SingleAgentEnv(gymnasium.Env):
         return self.versus.observe()[0]
 
     def reset(self, seed=None, options=None):
+        seed = core.check_reset(seed, options)
         super().reset(seed=seed)
         if seed is not None or self._base_seed is None:
             self._base_seed = int(self.np_random.integers(1 << 62))

@@ -63,6 +63,7 @@ class GinRummyVectorEnv(VectorEnv):
         self._next_seed = None
 
     def reset(self, *, seed=None, options=None):
+        seed = core.check_reset(seed, options)
         if seed is not None:
             self._next_seed = seed
         elif self._next_seed is None:

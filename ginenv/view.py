@@ -84,4 +84,6 @@ def position(
 
 def observe_position(state: core.State):
     """(observation (OBS_SIZE,), action mask (108,)) of player 0 in a ``position``."""
+    if not isinstance(state, core.State) or state.batch_size != 1:
+        raise ValueError(f"observe_position takes the one-game State that position(...) returns, got {state!r:.80}")
     return observe(state, 0)[0], core.legal_action_mask(state)[0]

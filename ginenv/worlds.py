@@ -11,7 +11,7 @@ import numpy as np
 
 from ginenv import melds
 from ginenv.cards import NUM_CARDS
-from ginenv.core import DISCARD, HAND_SIZE, State, refresh, splitmix64
+from ginenv.core import DISCARD, HAND_SIZE, State, check_players, refresh, splitmix64
 
 
 def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) -> State:
@@ -25,7 +25,8 @@ def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) ->
     as it held unknown, the stock the rest. Everything public stays: the pile and its
     order, who took, threw or passed what, the phase, the scores. The deck's dealt part
     (which recorded the original deal) is rewritten in card order, and each game gets a
-    fresh seed for its later deals, so nothing of the true hidden state survives: two
+    fresh seed for its later deals (both of its 64-bit keys, ``_game_seed`` and
+    ``_game_key``), so nothing of the true hidden state survives: two
     states that differ only in what ``player`` cannot see give the same copy for the
     same ``rng`` state.
 
@@ -36,13 +37,12 @@ def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) ->
     belief). A card of weight 0 goes to the opponent only if there are not enough others.
     The stock's order stays uniform.
     """
-    who = np.asarray(player)
-    if not np.issubdtype(who.dtype, np.integer) or who.ndim > 1 or not np.isin(who, (0, 1)).all():
-        raise ValueError(f"player must be 0, 1 or an array of them, one per game; got {player!r}")
+    me = check_players(player, s.batch_size)
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
     s = s.copy()
     b = s.batch_size
     rows = np.arange(b)
-    me = np.broadcast_to(who.astype(np.int64), (b,))
     opp = 1 - me
     opp_hand = s._hands[rows, opp]
     known = s.took[rows, opp] & opp_hand
@@ -63,7 +63,10 @@ def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) ->
     dealt = np.argsort(np.where(in_stock, NUM_CARDS + p, p), axis=1, kind="stable")  # the rest, in card order
     s._deck = np.where(p >= pos, stock_cards, dealt).astype(np.int8)
     s._hands[rows, opp] = new_opp
-    s._game_seed = splitmix64(rng.integers(0, 1 << 63, b, dtype=np.int64).astype(np.uint64))
+    # Fresh deal keys for the later hands: both halves of the 128-bit seed, so that no
+    # field of the true deal survives.
+    fresh = splitmix64(rng.integers(0, 1 << 63, (2, b), dtype=np.int64).astype(np.uint64))
+    s._game_seed, s._game_key = fresh[0], fresh[1]
     ten = new_opp.sum(1) <= HAND_SIZE
     s._deadwood[rows[ten], opp[ten]] = melds.masks_deadwood(melds.suit_masks(new_opp[ten]))
     moving = np.flatnonzero((s.current == opp) & (s.phase == DISCARD))

@@ -5,9 +5,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 import contextlib  # noqa: E402
+import os  # noqa: E402
 import socket  # noqa: E402
+import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+
+# The game store's key file goes to a folder of the test session's own, not the user's
+# (the servers the tests start inherit it).
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="ginenv-test-config-")
+os.environ.pop("GINENV_STORE_KEY", None)
 
 
 def free_port() -> int:
@@ -22,7 +29,7 @@ def live_server(app):
     import uvicorn
 
     port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", proxy_headers=False))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     for _ in range(200):

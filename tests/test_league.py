@@ -271,6 +271,9 @@ def test_ctrl_c_while_an_exploiter_trains_then_resume_equals_the_uninterrupted_r
     assert code == 0, out + err
     assert "stopping while training an exploiter, at update 2" in out
     run_dir = tmp_path / "b" / "ck" / "league"
+    # The only resume hint names the run the user started, not the exploiter's sub-run.
+    hints = [line for line in out.splitlines() if "--resume" in line]
+    assert hints and all(line.endswith(f"--resume {run_dir}") for line in hints), hints
     step = run_dir / (run_dir / "LATEST").read_text().strip()
     assert json.loads((step / "trainer.json").read_text())["exploiter_at"] == 0  # not yet in the league
     resumed = train.train(train.make_config(sets=items + where), resume=run_dir, quiet=True)

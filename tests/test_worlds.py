@@ -49,17 +49,20 @@ def test_resample_hidden_depends_only_on_what_the_viewer_has_seen(viewer):
     from test_env import reshuffle_hidden
 
     rng = np.random.default_rng(viewer)
-    state = core.init(64, "standard", seed=21, mode="match")
+    # A 128-bit seed: its high half (_game_key) is part of the hidden deal too.
+    state = core.init(64, "standard", seed=21 + (7 << 64), mode="match")
     for steps in (0, 5, 23):
         for _ in range(steps):
             core.step(state, random_actions(core.legal_action_mask(state), rng))
         other = reshuffle_hidden(state, viewer, rng)  # the slow per-game reshuffle
         other._game_seed = other._game_seed ^ np.uint64(12345)
+        other._game_key = other._game_key ^ np.uint64(678)
         other._deck[:, :5] = other._deck[:, 4::-1]  # the dealt part of the deck recorded the deal
         assert (other._hands != state._hands).any()
         a = resample_hidden(state, viewer, np.random.default_rng(99))
         b = resample_hidden(other, viewer, np.random.default_rng(99))
         fa, fb = _fields(a), _fields(b)
+        assert {"_game_seed", "_game_key", "_deck", "_hands"} <= set(fa)  # every field, hidden ones included
         for name in fa:
             assert np.array_equal(fa[name], fb[name]), name
 

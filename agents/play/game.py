@@ -60,6 +60,10 @@ class Game:
     """One game of a person (``seat``) against ``agent`` (anything with ``act``)."""
 
     def __init__(self, agent, rules=None, mode: str = "match", seed: int | None = None, seat: int = 0):
+        if not callable(getattr(agent, "act", None)):
+            raise ValueError(
+                f"agent must have act(observations, action_masks): e.g. agents.make_agent('knock_early'), got {agent!r}"
+            )
         if isinstance(seat, bool) or not isinstance(seat, int) or seat not in (0, 1):
             raise ValueError(f"seat must be the integer 0 or 1, got {seat!r}")
         if not isinstance(mode, str) or mode not in core.MODES:
@@ -220,9 +224,13 @@ class Game:
         }
 
     def replay(self, actions) -> None:
-        """Play the person's ``actions`` in order (a stored game rebuilt)."""
-        for a in actions:
-            self.play(int(a))
+        """Play the person's ``actions`` (action ids) in order (a stored game rebuilt);
+        ``ValueError`` naming the first that is not an action id or not legal then."""
+        for k, a in enumerate(actions):
+            try:
+                self.play(a)
+            except ValueError as e:
+                raise ValueError(f"replay: move {k} ({a!r}) cannot be played: {e}") from None
 
     # ---------------------------------------------------------------------- view
     def view(self) -> dict:

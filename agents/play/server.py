@@ -39,6 +39,7 @@ import json
 import os
 import secrets
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -56,9 +57,9 @@ from starlette.responses import FileResponse, JSONResponse  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 from starlette.staticfiles import StaticFiles  # noqa: E402
 
-from agents import SHIPPED, make_agent  # noqa: E402
+from agents import SHIPPED, make_agent, strict_json  # noqa: E402
 from agents.play.game import Game, hint, hint_policy  # noqa: E402
-from agents.play.store import GameStore, default_path  # noqa: E402
+from agents.play.store import GameStore, StoreError, default_path  # noqa: E402
 from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import PRESETS  # noqa: E402
 
@@ -105,7 +106,8 @@ class Games:
             return
         self._expired = now
         if self.store.expire(self.idle_seconds):
-            self.cache = {g: v for g, v in self.cache.items() if self.store.load(g) is not None}
+            kept = set(self.store.ids())
+            self.cache = {g: v for g, v in self.cache.items() if g in kept}
 
     def check_room(self) -> None:
         self.expire()
@@ -151,7 +153,7 @@ class Games:
 
     def add(self, game: Game, record: dict) -> str:
         gid = secrets.token_urlsafe(9)
-        self.store.create(gid, record)
+        self.store.create(gid, record, sealed=not game.over)
         self._keep(gid, game, 0)
         return gid
 
@@ -173,7 +175,10 @@ class Games:
         """``(game, record, version)`` of the game ``gid``, or 404 (reading it does not
         keep it alive)."""
         self.expire()
-        row = self.store.load(gid)
+        try:
+            row = self.store.load(gid)
+        except StoreError as e:  # sealed under another key: no server run with this key can open it
+            raise HTTPException(404, f"game {gid!r} cannot be opened here: {e}") from None
         if row is None:
             self.cache.pop(gid, None)
             raise HTTPException(404, f"no game {gid!r} (it may have expired)")
@@ -192,7 +197,7 @@ class Games:
             game, record, version = self.get(gid)
             bot_moves = game.play(action)
             moved = {**record, "actions": [*record["actions"], int(action)]}
-            if self.store.save(gid, moved, version):
+            if self.store.save(gid, moved, version, sealed=not game.over):  # the seeds shown once it is over
                 self._keep(gid, game, version + 1)
                 return game, bot_moves
             self.cache.pop(gid, None)  # another process moved first: rebuild, try again
@@ -268,7 +273,9 @@ async def read_json(request: Request, required: bool):
     if json_depth(body) > MAX_DEPTH:
         raise HTTPException(400, f"the body nests deeper than {MAX_DEPTH} levels; the API takes flat JSON objects")
     try:
-        data = json.loads(body)
+        data = strict_json.loads(body)
+    except strict_json.DuplicateKeyError as e:
+        raise HTTPException(400, f"the body is refused: {e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as e:
         raise HTTPException(400, f"the body is not valid JSON: {e}") from None
     if not isinstance(data, dict):
@@ -399,6 +406,13 @@ def main(argv=None) -> int:
         "--creates-per-minute", type=float, default=30.0, help="new games one client may start a minute (burst 10)"
     )
     p.add_argument(
+        "--forwarded-allow-ips",
+        default=None,
+        metavar="IPS",
+        help="trust X-Forwarded-For / X-Forwarded-Proto from these proxy addresses (comma-separated, or '*'); "
+        "default: trust none, so the per-client limits key on the real peer",
+    )
+    p.add_argument(
         "--allow-seed",
         action="store_true",
         help="let clients choose a game's seed (the whole deal: for tests and practice, never for real play)",
@@ -429,19 +443,54 @@ def main(argv=None) -> int:
         "creates_per_minute": args.creates_per_minute,
         "torch_threads": args.torch_threads,
         "db": args.db,
+        "forwarded_allow_ips": args.forwarded_allow_ips,
     }
     try:
         app = _app_from_settings(settings)  # every problem found here, before any worker starts
+    except StoreError as e:
+        p.error(f"--db {args.db}: {e}")
     except (ValueError, ImportError, OSError, sqlite3.Error) as e:
         p.error(str(e))
-    import uvicorn
-
+    try:
+        sock = _listener(args.host, args.port)  # the address is usable, before a URL is printed
+    except OSError as e:
+        p.error(_bind_problem(args.host, args.port, e))
     print(f"playing {args.opponent} at http://{args.host}:{args.port}/ (games in {args.db})", flush=True)
     if args.workers == 1:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    else:
-        serve_workers(settings, args.host, args.port, args.workers)
-    return 0
+        server = uvicorn_server(app, settings)
+        server.run(sockets=[sock])
+        return 0
+    sock.close()  # each worker binds its own (SO_REUSEPORT)
+    return serve_workers(settings, args.host, args.port, args.workers)
+
+
+def _bind_problem(host: str, port: int, e: OSError) -> str:
+    """One line saying why ``host:port`` cannot be served."""
+    import errno
+    import socket
+
+    if isinstance(e, socket.gaierror):
+        return f"--host {host}: not an address of this machine or a name that resolves ({e.strerror})"
+    if e.errno == errno.EADDRINUSE:
+        return f"--port {port}: the port is in use on {host} (stop what holds it, or choose another --port)"
+    if e.errno == errno.EADDRNOTAVAIL:
+        return f"--host {host}: not an address of this machine ({e.strerror})"
+    if e.errno == errno.EACCES:
+        return f"--port {port}: not allowed to listen there ({e.strerror}; ports below 1024 need privileges)"
+    return f"cannot listen on {host}:{port}: {e.strerror or e}"
+
+
+def uvicorn_server(app, settings: dict):
+    """A uvicorn server for ``app``. Proxy headers are read only from the proxies named by
+    ``--forwarded-allow-ips``: with uvicorn's defaults any local process could set its
+    own client address with ``X-Forwarded-For`` and walk past the per-client limits."""
+    import uvicorn
+
+    trusted = settings.get("forwarded_allow_ips")
+    config = uvicorn.Config(
+        app, log_level="warning", proxy_headers=bool(trusted), forwarded_allow_ips=trusted or "", server_header=False
+    )
+    return uvicorn.Server(config)
 
 
 def _listener(host: str, port: int):
@@ -451,42 +500,81 @@ def _listener(host: str, port: int):
     answers then wait ~40 ms on delayed ACKs)."""
     import socket
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
+    info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)[0]
+    sock = socket.socket(info[0], socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(info[4])
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
 def _worker(settings: dict, host: str, port: int) -> None:
-    import uvicorn
-
     sock = _listener(host, port)
-    server = uvicorn.Server(uvicorn.Config(_app_from_settings(settings), log_level="warning"))
-    server.run(sockets=[sock])
+    uvicorn_server(_app_from_settings(settings), settings).run(sockets=[sock])
 
 
-def serve_workers(settings: dict, host: str, port: int, workers: int) -> None:
-    """``workers`` server processes on one port, sharing the games through the store;
-    SIGINT or SIGTERM stops them all."""
+#: A worker that dies is started again, unless workers died this often in the last minute.
+MAX_RESTARTS_PER_MINUTE = 5
+
+
+def serve_workers(settings: dict, host: str, port: int, workers: int) -> int:
+    """``workers`` server processes on one port, sharing the games through the store. A
+    worker that dies (a crash, a kill -9) is started again and the event printed; if
+    workers die more than ``MAX_RESTARTS_PER_MINUTE`` times a minute, all stop and the
+    exit status is 1. SIGINT or SIGTERM stops them all (status 0)."""
     import multiprocessing
     import signal
+    from multiprocessing.connection import wait
 
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_worker, args=(settings, host, port), daemon=True) for _ in range(workers)]
-    for proc in procs:
+    stopping = []
+
+    def start():
+        proc = ctx.Process(target=_worker, args=(settings, host, port), daemon=True)
         proc.start()
+        return proc
 
     def stop(signum, frame):
+        stopping.append(signum)
         for proc in procs:
             proc.terminate()
 
+    procs = [start() for _ in range(workers)]
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    deaths: list = []
+    while not stopping:
+        wait([proc.sentinel for proc in procs], timeout=1.0)
+        for k, proc in enumerate(procs):
+            if proc.is_alive() or stopping:
+                continue
+            now = time.monotonic()
+            deaths = [t for t in deaths if now - t < 60] + [now]
+            if len(deaths) > MAX_RESTARTS_PER_MINUTE:
+                print(
+                    f"worker {proc.pid} exited ({proc.exitcode}); workers died {len(deaths)} times in a minute: "
+                    "stopping the server",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                stop(None, None)
+                for other in procs:
+                    other.join(timeout=10)
+                return 1
+            procs[k] = start()
+            print(
+                f"worker {proc.pid} exited ({proc.exitcode}); started worker {procs[k].pid} in its place",
+                file=sys.stderr,
+                flush=True,
+            )
     for proc in procs:
-        proc.join()
+        proc.join(timeout=10)
+    return 0
 
 
 if __name__ == "__main__":

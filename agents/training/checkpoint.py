@@ -30,10 +30,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from agents import strict_json
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE, OBS_VERSION
 
 CHECKPOINT_FORMAT = 1
+#: The files of a step directory (a path to one of them names its checkpoint).
+CHECKPOINT_FILES = ("policy.json", "policy.safetensors", "trainer.json", "trainer.safetensors")
 SPEC = {"format": CHECKPOINT_FORMAT, "obs_version": OBS_VERSION, "obs_size": OBS_SIZE, "num_actions": NUM_ACTIONS}
 
 
@@ -64,14 +67,6 @@ def _canonical_sha256(data: dict) -> str:
 def json_text(data: dict) -> str:
     """``data`` as a checkpoint's JSON text, with its own checksum."""
     return json.dumps({**data, JSON_SUM: _canonical_sha256(data)}, indent=2)
-
-
-def _no_duplicate_keys(pairs):
-    keys = [k for k, _ in pairs]
-    dup = sorted({k for k in keys if keys.count(k) > 1})
-    if dup:
-        raise ValueError(f"duplicate key(s) {', '.join(map(repr, dup))}")
-    return dict(pairs)
 
 
 def _save_tensors(tensors: dict, path: Path) -> str:
@@ -137,6 +132,11 @@ def resolve_checkpoint(path) -> Path:
     """A run directory, a step directory or a file in one -> the step directory."""
     p = Path(path)
     if p.is_file():
+        if p.name not in CHECKPOINT_FILES:
+            raise CheckpointError(
+                f"{p.resolve()} is a file, not a checkpoint: give a run directory, a step directory "
+                f"or one of its files ({', '.join(CHECKPOINT_FILES)})"
+            )
         p = p.parent
     if not p.exists():
         raise CheckpointError(f"no checkpoint at {p.resolve()}")
@@ -164,7 +164,7 @@ def read_json(path: Path, what: str) -> dict:
     not JSON, a key twice, or content that does not match its own checksum (files
     written before checksums have none)."""
     try:
-        data = json.loads(path.read_text(), object_pairs_hook=_no_duplicate_keys)
+        data = strict_json.loads(path.read_text())
     except (ValueError, UnicodeDecodeError, OSError, RecursionError) as e:
         raise CheckpointError(f"{path} is corrupted: {e}") from None
     if not isinstance(data, dict):

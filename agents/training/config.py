@@ -228,7 +228,6 @@ class Config:
                 problems.append(f"{name} must be >= 0")
         for name in (
             "match_win_reward",
-            "clip_coef",
             "ent_coef",
             "ent_coef_final",
             "vf_coef",
@@ -243,6 +242,8 @@ class Config:
             value = getattr(self, name)
             if not math.isfinite(value) or not 0 < value <= MAX_COEF:
                 problems.append(f"{name} must be a number > 0 and at most {MAX_COEF:g}, got {value}")
+        if not 0.0 < self.clip_coef <= 1.0:  # 0 would freeze the policy and the clipped critic
+            problems.append(f"clip_coef must be a number > 0 and at most 1, got {self.clip_coef}")
         for name in ("gamma", "gae_lambda"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be between 0 and 1, got {getattr(self, name)}")

@@ -11,7 +11,9 @@ and returns ``logits`` (B, 108) float32 with illegal actions at -1e8, and ``acti
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 from agents.extras import require
 
@@ -63,6 +65,11 @@ def main(argv=None) -> int:
     p.add_argument("checkpoint", help="a run directory, step directory or policy file")
     p.add_argument("--onnx", required=True, help="where to write the ONNX model")
     args = p.parse_args(argv)
+    out = Path(args.onnx)
+    if out.is_dir():
+        p.error(f"--onnx {out} is a folder; give the file to write, e.g. {out / 'policy.onnx'}")
+    if not out.parent.resolve().is_dir() or not os.access(out.parent.resolve(), os.W_OK):
+        p.error(f"--onnx {out}: cannot write in {out.parent.resolve()} (missing or not writable)")
     try:
         export_onnx(args.checkpoint, args.onnx)
     except CheckpointError as e:

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +27,7 @@ from agents.training.checkpoint import (
 from agents.training.config import Config, from_saved, make_config
 from agents.training.network import ActorCritic, NetworkSpec
 from agents.training.policy import Policy
+from agents.training.stopping import StopSignal, say  # noqa: F401 - the run's signals and printing
 from ginenv import VectorEnv
 from ginenv.baselines import BASELINES
 from ginenv.rules import Rules
@@ -52,42 +50,6 @@ def resumed_config(resume, given: Config, overrides=(), trainer: str = "train.py
         raise CheckpointError(
             f"the config saved in {step_dir / 'trainer.json'} is not one this version runs: {e}"
         ) from None
-
-
-class StopSignal:
-    """Catches SIGINT and SIGTERM (in the main thread) until ``restore``, so that the
-    run can checkpoint before it stops, in any phase; a second signal stops at once."""
-
-    def __init__(self):
-        self.signum = None
-        self.previous = {}
-        if threading.current_thread() is threading.main_thread():
-            self.previous = {s: signal.signal(s, self._catch) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def _catch(self, signum, frame):
-        if self.signum is not None:  # asked twice: stop now
-            self.restore()
-            signal.raise_signal(signum)
-        self.signum = signum
-        name = signal.Signals(signum).name
-        say(f"\n{name}: stopping at the end of this update or imitation chunk (again to stop at once)")
-
-    def is_set(self) -> bool:
-        return self.signum is not None
-
-    def restore(self) -> None:
-        for s, handler in self.previous.items():
-            signal.signal(s, handler)
-        self.previous = {}
-
-
-def say(*parts) -> None:
-    """Print a line; a closed stdout (``| tee log`` ended by the same Ctrl-C) does not
-    stop the run: the rest is not printed."""
-    try:
-        print(*parts, flush=True)
-    except (BrokenPipeError, OSError):
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 @dataclass
@@ -262,5 +224,7 @@ def checkpoint(run: Run, imitation=None) -> Path:
 
 
 def stopped(run: Run, path: Path, why: str) -> Path:
-    say(f"stopping {why}, at update {run.progress['update']}: checkpoint {path}; continue with --resume {run.run_dir}")
+    run.say(
+        f"stopping {why}, at update {run.progress['update']}: checkpoint {path}; continue with --resume {run.run_dir}"
+    )
     return path

@@ -41,7 +41,7 @@ class SearchAgent:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= 256:
                 raise ValueError(f"search {name} must be an integer from 1 to 256, got {v!r}")
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
-        self.seed = seed
+        self.seed = core.check_seed(seed, "SearchAgent's seed")
         self.name = f"{policy.name}+search={self.worlds}"
 
     def act(self, observations, action_masks, state: core.State | None = None, seats=None):
@@ -51,6 +51,7 @@ class SearchAgent:
                 "(the evaluator passes them); use the plain checkpoint where only observations are at hand"
             )
         probs = self.policy.probabilities(observations, action_masks)
+        seats = core.check_players(seats, 1 if probs.ndim == 1 else len(probs), name="seats")
         # The worlds' generator: a function of the seed and the observations alone, so a
         # replayed game searches the same worlds whatever else the agent played before.
         digest = hashlib.blake2b(np.ascontiguousarray(observations, np.float32).tobytes(), digest_size=8).digest()
@@ -65,7 +66,7 @@ class SearchAgent:
         choice = cand[:, 0].copy()
         todo = np.flatnonzero(legal.sum(1) > 1)
         if todo.size:
-            v = self._values(state.select(todo), np.asarray(seats)[todo], observations, todo, cand[todo])
+            v = self._values(state.select(todo), seats[todo], observations, todo, cand[todo])
             # Paired over the worlds: each candidate against the policy's own choice.
             d = v - v[:, :, :1]
             gain = d.mean(1)
@@ -128,6 +129,8 @@ def parse_search(spec: str):
     path, sep, option = str(spec).rpartition("+")
     if not sep or not (option == "search" or option.startswith("search=")):
         return None
+    if not path.strip():
+        raise ValueError(f"agent spec {spec!r}: name a checkpoint before +search, e.g. checkpoints/champion+search")
     text = option[len("search=") :] if "=" in option else "16"
     if not text.isdigit() or not 1 <= int(text) <= 256:
         raise ValueError(f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to 256")
