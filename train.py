@@ -132,6 +132,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
             "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean()),
         }
         | league_stats(run.opponents)
+        | rollout.hand_stats(buf)  # how the hands ended, who ended them, their length, knocks
     )
 
 
@@ -282,11 +283,13 @@ def train(
         start, path = time.time(), None
         end = c.num_updates if stop_after is None else min(c.num_updates, resumed_at + stop_after)
         while run.progress["update"] < end:
+            t = time.time()
             if not league(run, stop):  # an exploiter of the learner as it is now, when due
                 return stopped(run, checkpoint(run), "while training an exploiter")
             buf, timing = collect(run)  # rollout
             stats = learn(run, buf, timing)  # advantages, PPO update, snapshot
             run.say(log_update(run, stats))  # logging, evaluation
+            run.progress["seconds"] += time.time() - t
             # ----------------------------------------------------- checkpointing
             update = run.progress["update"]
             out_of_time = time_limit is not None and time.time() - start >= time_limit

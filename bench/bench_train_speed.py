@@ -1,21 +1,38 @@
-"""Training speed: decisions per second of the whole PPO loop (rollout, GAE, update).
+"""Training speed and its roofline: decisions per second of the whole PPO loop (rollout,
+GAE, update), and how far the network's work is from what this machine's matrix
+products can do.
 
-Builds the trainer's parts from a config (default: the shipped recipe,
-``configs/champion.yaml``) as ``train.py`` does, with no imitation and no evaluation,
-runs one update to warm up, then times
-``--updates`` more and prints the median rollout and update seconds and the decisions
-per second, both seats counted. ``--device cuda`` runs the network on a GPU (the games
-stay in numpy on one CPU core). Run: ``python bench/bench_train_speed.py [--device cuda]
-[--set num_envs=2048 ...]``.
+For each recipe (``--recipes``, default ``default,champion,league``: the files in
+``configs/``) it builds the trainer's parts as ``train.py`` does, with no imitation and
+no evaluation, runs one update to warm up, then times ``--updates`` more and prints:
+
+- the median seconds of the rollout (split into the policy's forward and the rest: the
+  engine, the observations, the opponents, the bookkeeping), of GAE and of the update,
+  and the decisions per second, both seats counted;
+- the network's floating-point work per decision, counted by
+  ``torch.utils.flop_counter.FlopCounterMode`` (matrix products; element-wise work is
+  not counted): the rollout's forward, and the update's forward and backward times its
+  epochs;
+- the limit: the same matrix products timed alone at the same shapes and thread count
+  (each linear layer's forward and backward products at the update's minibatch size, the
+  forward ones at the rollout's batch), and the fraction of it that the update, the
+  rollout's forward and the whole loop reach.
+
+``--device cuda`` runs the network on a GPU (the games stay in numpy on the CPU).
+``--busy K`` runs K CPU-bound neighbour processes during the timing (a shared machine).
+Run: ``python bench/bench_train_speed.py [--recipes default] [--set torch_threads=1]``.
 """
 
 import argparse
+import multiprocessing
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
 
 from agents.training import ppo, rollout
 from agents.training.config import make_config
@@ -26,56 +43,185 @@ from ginenv import VectorEnv
 ROOT = Path(__file__).parent.parent
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", default=str(ROOT / "configs" / "champion.yaml"))
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--updates", type=int, default=5)
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    args = p.parse_args(argv)
-    sets = [f"device={args.device}", "bc_decisions=0", "eval_every=0"] + args.set
-    config = make_config(config_file=args.config, sets=sets)
+def _burn(stop):
+    x = 0
+    while not stop.is_set():
+        for _ in range(100_000):
+            x += 1
+
+
+def flops(fn) -> int:
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
+def linear_shapes(model: nn.Module, fn) -> list:
+    """``(in, out)`` of every linear layer ``fn`` calls, and the batched products of
+    the card head as ``(rows, inner, cols)`` (their batch folded into rows)."""
+    shapes, hooks = [], []
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            hooks.append(m.register_forward_hook(lambda mod, i, o: shapes.append((mod.in_features, mod.out_features))))
+    fn()
+    for h in hooks:
+        h.remove()
+    return shapes
+
+
+def matmul_seconds(rows: int, shapes: list, backward: bool, repeats: int = 20) -> float:
+    """Median seconds of the matrix products of ``shapes`` at ``rows`` rows: the forward
+    product, and with ``backward`` the two of the backward pass (input and weight
+    gradients)."""
+    mats = []
+    for i, o in shapes:
+        x, w, g = torch.randn(rows, i), torch.randn(i, o), torch.randn(rows, o)
+        mats.append((x, w, g))
+
+    def run():
+        for x, w, g in mats:
+            torch.mm(x, w)
+            if backward:
+                torch.mm(g, w.t())
+                torch.mm(x.t(), g)
+
+    run()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def bench(config, device, updates: int) -> dict:
     torch.set_num_threads(config.torch_threads)
-    device = torch.device(config.device)
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
     env = VectorEnv(config.num_envs, config.rules, seed=config.seed, mode=config.mode)
     model = ActorCritic(config.network_spec()).to(device)
     optimizer, clip_groups = ppo.make_optimizer(model, config)
     opp = make_opponents(config, rng)
-    rollout_s, update_s = [], []
-    for i in range(args.updates + 1):
+    forward_s = [0.0]
+    inner = model.get_action_and_value
+
+    def timed(*a, **k):  # the policy's forward inside the rollout, timed apart
+        t = time.perf_counter()
+        out = inner(*a, **k)
+        forward_s[0] += time.perf_counter() - t
+        return out
+
+    model.get_action_and_value = timed
+    rows = {"rollout": [], "forward": [], "gae": [], "update": []}
+    for i in range(updates + 1):
+        forward_s[0] = 0.0
         t0 = time.perf_counter()
         buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device)
         t1 = time.perf_counter()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
-        ppo.update(
-            model,
-            optimizer,
-            clip_groups,
-            ppo.flatten(buf, adv, returns, device),
-            config,
-            config.ent_coef,
-            critic_only=False,
-            rng=rng,
-            device=device,
-        )
+        batch = ppo.flatten(buf, adv, returns, device)
+        t2 = time.perf_counter()
+        ppo.update(model, optimizer, clip_groups, batch, config, config.ent_coef, False, rng, device)
         if device.type == "cuda":
             torch.cuda.synchronize()
-        t2 = time.perf_counter()
+        t3 = time.perf_counter()
         if i:  # the first update warms up (allocations, kernels)
-            rollout_s.append(t1 - t0)
-            update_s.append(t2 - t1)
-    r, u = statistics.median(rollout_s), statistics.median(update_s)
-    total = statistics.median(a + b for a, b in zip(rollout_s, update_s))
-    print(
-        f"device {config.device}  architecture {config.architecture}  hidden {config.hidden_sizes}  "
-        f"{config.num_envs} games x {config.num_steps} steps = {config.batch_size} decisions an update"
-    )
-    print(
-        f"median of {args.updates}: rollout {r:.2f} s  update {u:.2f} s  "
-        f"-> {config.batch_size / total:,.0f} decisions/s"
-    )
+            rows["rollout"].append(t1 - t0)
+            rows["forward"].append(forward_s[0])
+            rows["gae"].append(t2 - t1)
+            rows["update"].append(t3 - t2)
+    del model.get_action_and_value
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    total = statistics.median(a + b + c for a, b, c in zip(rows["rollout"], rows["gae"], rows["update"]))
+    # The work per decision, counted on the CPU copy of the network.
+    cpu = ActorCritic(config.network_spec())
+    learner = len(batch["b_obs"])
+    n = 512
+    obs = torch.zeros(n, batch["b_obs"].shape[1])
+    mask = torch.ones(n, batch["b_mask"].shape[1], dtype=torch.bool)
+    opp_hand = torch.zeros(n, 52) if cpu.privileged_critic else None
+    with torch.no_grad():
+        fwd = flops(lambda: cpu.get_action_and_value(obs, mask, opponent_hand=opp_hand)) / n
+
+    def train_step():
+        logp, ent, v, _ = cpu.evaluate_actions(obs, mask, torch.zeros(n, dtype=torch.long), opp_hand)
+        (logp.mean() + ent.mean() + v.mean()).backward()
+
+    upd = flops(train_step) / n * config.update_epochs
+    shapes = linear_shapes(cpu, train_step)
+    minibatch = max(1, learner // config.num_minibatches)
+    # The limit: the products alone at the same shapes, per decision.
+    limit_update = matmul_seconds(minibatch, shapes, backward=True) / minibatch * config.update_epochs
+    limit_fwd = matmul_seconds(config.num_envs, shapes, backward=False) / config.num_envs
+    per_decision_update = med["update"] / learner
+    per_decision_forward = med["forward"] / max(1, learner)
+    return {
+        "med": med,
+        "total": total,
+        "decisions_per_s": config.batch_size / total,
+        "learner_share": learner / config.batch_size,
+        "flops_forward": fwd,
+        "flops_update": upd,
+        "update_fraction": limit_update / per_decision_update,
+        "forward_fraction": limit_fwd / per_decision_forward,
+        "loop_fraction": (limit_update + limit_fwd) * learner / total,
+        "gflops_update": upd * learner / med["update"] / 1e9,
+        "gflops_limit": upd / limit_update / 1e9,
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--recipes", default="default,champion,league", help="configs/<name>.yaml, comma-separated")
+    p.add_argument("--config", default=None, help="one config file instead of --recipes")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--updates", type=int, default=5)
+    p.add_argument("--busy", type=int, default=0, help="CPU-bound neighbour processes during the timing")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    args = p.parse_args(argv)
+    files = [Path(args.config)] if args.config else [ROOT / "configs" / f"{r}.yaml" for r in args.recipes.split(",")]
+    stop = multiprocessing.Event()
+    burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.busy)]
+    for b in burners:
+        b.start()
+    try:
+        for path in files:
+            sets = [f"device={args.device}", "bc_decisions=0", "eval_every=0", "exploiter_every=0"]
+            sets += ["league_exploiter_every=0", "frozen=[]"]
+            sets += args.set
+            config = make_config(config_file=str(path), sets=sets)
+            device = torch.device(config.device)
+            r = bench(config, device, args.updates)
+            m = r["med"]
+            print(
+                f"{path.stem}: {config.architecture} {config.hidden_sizes}, {config.num_envs} games x "
+                f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
+                f"{config.torch_threads} threads, device {config.device}, {args.busy} busy neighbours"
+            )
+            print(
+                f"  median of {args.updates}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
+                f"engine and the rest {m['rollout'] - m['forward']:.3f} s)  gae {m['gae']:.3f} s  "
+                f"update {m['update']:.3f} s  -> {r['decisions_per_s']:,.0f} decisions/s"
+            )
+            print(
+                f"  shares of a step: engine and the rest {(m['rollout'] - m['forward']) / r['total']:.0%}, "
+                f"policy forward {m['forward'] / r['total']:.0%}, gae {m['gae'] / r['total']:.0%}, "
+                f"update {m['update'] / r['total']:.0%}"
+            )
+            print(
+                f"  work per learner decision: forward {r['flops_forward'] / 1e3:,.1f} kFLOP, update "
+                f"{r['flops_update'] / 1e3:,.1f} kFLOP (forward and backward x {config.update_epochs} epochs); "
+                f"the learner makes {r['learner_share']:.0%} of the decisions"
+            )
+            print(
+                f"  roofline: the update runs at {r['gflops_update']:.2f} GFLOP/s, its products alone at "
+                f"{r['gflops_limit']:.2f}: {r['update_fraction']:.0%} of the limit; the rollout's forward "
+                f"{r['forward_fraction']:.0%}; the whole loop {r['loop_fraction']:.0%}"
+            )
+    finally:
+        stop.set()
+        for b in burners:
+            b.join(timeout=5)
 
 
 if __name__ == "__main__":

@@ -429,4 +429,5 @@ def restore_training(
         "imitated": bool(tmeta.get("imitated", False)),
         "exploiter_at": int(tmeta.get("exploiter_at", 0)),
         "league_exploiter_at": int(tmeta.get("league_exploiter_at", 0)),
+        "seconds": float(tmeta.get("seconds", 0.0)),  # runs saved before it have none
     }

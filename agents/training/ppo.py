@@ -14,6 +14,7 @@ from torch import nn
 from agents.training.config import Config
 from agents.training.network import ActorCritic, belief_loss
 from agents.training.rollout import Rollout
+from ginenv.actions import DRAW_STOCK, PASS
 
 
 def make_optimizer(model: ActorCritic, config: Config) -> tuple[torch.optim.Optimizer, list]:
@@ -61,7 +62,11 @@ def update(
     c = config
     n = len(batch["b_obs"])
     clipfracs, stats = [], {}
-    for _ in range(c.update_epochs):
+    # Entropy by phase (draw or take: 104-106 legal; discard or knock: the rest), summed
+    # over the last epoch's minibatches.
+    drawing = batch["b_mask"][:, DRAW_STOCK : PASS + 1].any(1)
+    phase_entropy = torch.zeros(2, dtype=torch.float64)
+    for epoch in range(c.update_epochs):
         # Fewer minibatches when the learner made few decisions: none may hold fewer than
         # two (an advantage's standard deviation needs two).
         for part in np.array_split(rng.permutation(n), max(1, min(c.num_minibatches, n // 2))):
@@ -87,6 +92,10 @@ def update(
             else:
                 v_loss = 0.5 * ((newvalue - mb_returns) ** 2).mean()
             entropy_loss = entropy.mean()
+            if epoch == c.update_epochs - 1:
+                with torch.no_grad():
+                    d = drawing[mb]
+                    phase_entropy += torch.stack([entropy[d].sum(), entropy[~d].sum()]).double().cpu()
             loss = v_loss * c.vf_coef if critic_only else pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
             if "belief" in aux:
                 b_loss = belief_loss(aux["belief"], mb_obs, mb_opp)
@@ -98,6 +107,7 @@ def update(
                 nn.utils.clip_grad_norm_(group, c.max_grad_norm)
             optimizer.step()
         if c.target_kl and approx_kl > c.target_kl:
+            phase_entropy.fill_(float("nan"))  # the last epoch did not run
             break
     y_pred, y_true = batch["b_values"].cpu().numpy(), batch["b_returns"].cpu().numpy()
     var_y = np.var(y_true)
@@ -113,4 +123,8 @@ def update(
             "charts/entropy_coef": ent_coef,
         }
     )
+    counts = torch.stack([drawing.sum(), (~drawing).sum()]).double().cpu()
+    for k, name in enumerate(("draw", "discard")):
+        if counts[k] > 0:
+            stats[f"losses/entropy_{name}"] = float(phase_entropy[k] / counts[k])
     return stats

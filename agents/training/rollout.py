@@ -37,6 +37,7 @@ class Rollout:
     valid: np.ndarray  # (T, N) bool: a decision of the learner (the rest does not train)
     next_t: np.ndarray  # (T, N) int64: the step of the same seat's next decision, -1 none yet
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
+    hands: dict = None  # what the hands that ended in the rollout were like (``hand_stats``)
 
     @classmethod
     def empty(cls, num_steps: int, num_envs: int) -> Rollout:
@@ -53,6 +54,7 @@ class Rollout:
             valid=np.zeros((t, n), bool),
             next_t=np.full((t, n), -1, np.int64),
             boot=np.zeros((t, n), np.float32),
+            hands={"kinds": np.zeros(len(core.HAND_KIND_NAMES), np.int64), "by_learner": 0, "by_opponent": 0},
         )
 
 
@@ -72,6 +74,7 @@ def collect(
     learner_decisions = 0
     state = env.state
     obs, mask = env.observe(), core.legal_action_mask(state)
+    turns = []  # draws in each hand that ended
     for t in range(num_steps):
         mover = state.current.astype(np.int64)
         learner = O.learner_moves(opp, mover)
@@ -79,7 +82,7 @@ def collect(
         L = np.flatnonzero(learner)
         buf.obs[t], buf.mask[t] = obs, mask
         buf.opp[t] = state.hands_of(1 - mover)
-        with torch.no_grad():
+        with torch.inference_mode():
             a, lp, _, v = model.get_action_and_value(
                 torch.from_numpy(obs[L]).to(device),
                 torch.from_numpy(mask[L]).to(device),
@@ -95,6 +98,7 @@ def collect(
         buf.actions[t] = act
         out = env.step(act)
         learner_decisions += L.size
+        _count_hands(buf.hands, turns, out, state, opp)
         for seat in (0, 1):
             has = np.flatnonzero(pending[:, seat] >= 0)
             buf.rewards[pending[has, seat], has] += out.rewards[has, seat]
@@ -108,17 +112,57 @@ def collect(
         opp.episode_return[ended] = 0.0
         O.assign(opp, ended, rng)
         obs, mask = out.obs, out.action_mask
+    buf.hands["turns"] = np.array(turns, np.int64)
     # Decisions still waiting for their successor: bootstrap from the seat's view now.
     for seat in (0, 1):
         has = np.flatnonzero(pending[:, seat] >= 0)
         if has.size:
-            with torch.no_grad():
+            with torch.inference_mode():
                 view = torch.from_numpy(observe(state, seat)[has]).to(device)
                 hands = state.hands_of(np.full(n, 1 - seat))[has].astype(np.float32)
                 buf.boot[pending[has, seat], has] = (
                     model.get_value(view, **_critic_input(model, hands, device)).cpu().numpy()
                 )
     return buf, learner_decisions
+
+
+def _count_hands(hands: dict, turns: list, out, state, opp: O.Opponents) -> None:
+    """Add the hands that ended in this step to ``hands``: how each ended, who ended it
+    (the learner, or the opponent, in the games against another player; in self-play
+    both seats are the learner) and its length in draws."""
+    ended = np.flatnonzero(out.hand_ended)
+    if not ended.size:
+        return
+    np.add.at(hands["kinds"], out.hand_kind[ended].astype(np.int64), 1)
+    turns.extend(state.hand_turns[ended].tolist())
+    knocker = state.last_knocker[ended]
+    duel = opp.kind[ended] != O.SELF
+    knocked = knocker >= 0
+    by_learner = knocked & duel & (knocker == opp.learner_seat[ended])
+    hands["by_learner"] += int(by_learner.sum())
+    hands["by_opponent"] += int((knocked & duel & ~by_learner).sum())
+
+
+def hand_stats(b: Rollout) -> dict:
+    """TensorBoard's ``hands/...`` figures of a rollout: the share of the hands that ended
+    in each way (knock, gin, big gin, undercut, tie, dead, truncated), the learner's
+    share of the hands ended by a knock in its games against another player, and the
+    mean hand length in draws; and ``decisions/...``: the learner's knock rate (knocks
+    of its discard decisions where a knock was legal)."""
+    h = b.hands
+    total = max(1, int(h["kinds"].sum()))
+    out = {f"hands/share_{name}": h["kinds"][k] / total for k, name in enumerate(core.HAND_KIND_NAMES)}
+    ended = h["by_learner"] + h["by_opponent"]
+    if ended:
+        out["hands/ended_by_learner"] = h["by_learner"] / ended
+    if h["turns"].size:
+        out["hands/mean_draws"] = float(h["turns"].mean())
+    valid = b.valid
+    can_knock = valid & b.mask[..., NUM_CARDS : 2 * NUM_CARDS].any(-1)
+    if can_knock.any():
+        knocked = (b.actions >= NUM_CARDS) & (b.actions < 2 * NUM_CARDS)
+        out["decisions/knock_rate_when_legal"] = float(knocked[can_knock].mean())
+    return out
 
 
 def advantages(b: Rollout, gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:

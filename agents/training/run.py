@@ -75,6 +75,7 @@ class Run:
             "learner_decisions": 0,
             "exploiter_at": 0,
             "league_exploiter_at": 0,
+            "seconds": 0.0,  # wall time of the updates so far, resumes included (time to strength)
         }
     )
     last_eval: dict = field(default_factory=dict)
@@ -206,6 +207,7 @@ def checkpoint(run: Run, imitation=None) -> Path:
         "config": dataclasses.asdict(c),
         "update": run.progress["update"],
         "decisions": run.progress["decisions"],
+        "seconds": round(run.progress["seconds"], 3),
         "evaluation": run.last_eval,
     }
     return save_training(

@@ -1,0 +1,151 @@
+"""What the trainer logs to explain a run (how its hands end, who ends them, their length,
+the knock rate, the entropy by phase) against slow references, and the time-to-strength
+script against the evaluator."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.training import rollout
+from agents.training.config import make_config
+from agents.training.network import ActorCritic
+from agents.training.opponents import SELF, make_opponents
+from ginenv import VectorEnv, core
+
+ROOT = Path(__file__).parent.parent
+
+
+class RecordingEnv(VectorEnv):
+    """A VectorEnv that keeps, after every step, what the reference needs."""
+
+    def step(self, actions):
+        out = super().step(actions)
+        s = self.state
+        self.record.append((out.hand_ended.copy(), out.hand_kind.copy(), s.last_knocker.copy(), s.hand_turns.copy()))
+        return out
+
+
+def test_hand_stats_match_a_game_by_game_count():
+    config = make_config(
+        sets=["num_envs=24", "num_steps=200", "hidden_sizes=[16]", "opponents={self: 0.4, knock_early: 0.6}"]
+    )
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    env = RecordingEnv(config.num_envs, config.rules, seed=3)
+    env.record = []
+    opp = make_opponents(config, rng)
+    kinds_before = []
+    model = ActorCritic(config.network_spec())
+
+    # The opponents' kind and seat change as episodes end: keep them per step.
+    real_assign = rollout.O.assign
+
+    def assign(o, ended, r):
+        kinds_before.append((o.kind.copy(), o.learner_seat.copy()))
+        real_assign(o, ended, r)
+
+    rollout.O.assign = assign
+    try:
+        buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, torch.device("cpu"))
+    finally:
+        rollout.O.assign = real_assign
+    # The slow reference: game by game, step by step.
+    kinds = [0] * len(core.HAND_KIND_NAMES)
+    turns, by_learner, by_opponent = [], 0, 0
+    for (ended, kind, knocker, hand_turns), (opp_kind, seat) in zip(env.record, kinds_before):
+        for g in range(config.num_envs):
+            if not ended[g]:
+                continue
+            kinds[kind[g]] += 1
+            turns.append(int(hand_turns[g]))
+            if knocker[g] >= 0 and opp_kind[g] != SELF:
+                if knocker[g] == seat[g]:
+                    by_learner += 1
+                else:
+                    by_opponent += 1
+    assert sum(kinds) > 20
+    assert buf.hands["kinds"].tolist() == kinds
+    assert buf.hands["turns"].tolist() == turns
+    assert (buf.hands["by_learner"], buf.hands["by_opponent"]) == (by_learner, by_opponent)
+    stats = rollout.hand_stats(buf)
+    assert stats["hands/mean_draws"] == pytest.approx(np.mean(turns))
+    assert stats["hands/ended_by_learner"] == pytest.approx(by_learner / (by_learner + by_opponent))
+    # The knock rate: the learner's discard decisions where a knock was legal, one by one.
+    legal = knocked = 0
+    for t in range(config.num_steps):
+        for g in range(config.num_envs):
+            if buf.valid[t, g] and buf.mask[t, g, 52:104].any():
+                legal += 1
+                knocked += 52 <= buf.actions[t, g] < 104
+    assert legal > 0 and stats["decisions/knock_rate_when_legal"] == pytest.approx(knocked / legal)
+
+
+def test_the_update_logs_entropy_by_phase_as_a_per_decision_mean():
+    from agents.training import ppo
+
+    config = make_config(sets=["num_envs=16", "num_steps=32", "hidden_sizes=[16]", "update_epochs=1"])
+    torch.manual_seed(1)
+    rng = np.random.default_rng(1)
+    env = VectorEnv(config.num_envs, config.rules, seed=5)
+    model = ActorCritic(config.network_spec())
+    opp = make_opponents(config, rng)
+    buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, torch.device("cpu"))
+    adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
+    batch = ppo.flatten(buf, adv, returns, torch.device("cpu"))
+    # The reference: the entropy of each decision under the weights the last epoch starts from.
+    with torch.no_grad():
+        ent = model.action_dist(batch["b_obs"], batch["b_mask"]).entropy()
+    draw = batch["b_mask"][:, 104:107].any(1)
+    optimizer, groups = ppo.make_optimizer(model, config)
+    # A learning rate of ~0 keeps the weights as they are through the minibatches.
+    optimizer.param_groups[0]["lr"] = 1e-30
+    stats = ppo.update(model, optimizer, groups, batch, config, 0.0, False, rng, torch.device("cpu"))
+    assert stats["losses/entropy_draw"] == pytest.approx(ent[draw].mean().item(), rel=1e-4)
+    assert stats["losses/entropy_discard"] == pytest.approx(ent[~draw].mean().item(), rel=1e-4)
+
+
+def test_time_to_strength_reports_the_evaluators_figures(tmp_path):
+    import train
+    from agents import make_agent
+    from agents.evaluate import play
+    from ginenv.rules import Rules
+
+    sets = [
+        "num_envs=16",
+        "num_steps=8",
+        f"total_decisions={16 * 8 * 3}",
+        "hidden_sizes=[16]",
+        "eval_every=0",
+        "checkpoint_every=1",
+        "opponents={random: 1}",
+        "run_name=tts",
+        f"checkpoint_dir={tmp_path / 'ck'}",
+        f"log_dir={tmp_path / 'runs'}",
+    ]
+    run = train.train(train.make_config(sets=sets), quiet=True).parent
+    r = subprocess.run(
+        [sys.executable, "bench/time_to_strength.py", str(run), "--opponent", "random", "--matches", "20"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    lines = [line for line in r.stdout.splitlines() if line.startswith("step_")]
+    assert len(lines) == 3
+    rates = []
+    for k, line in enumerate(lines, start=1):
+        step = run / f"step_{k:010d}"
+        want = play(make_agent(str(step)), make_agent("random", seed=2026), 20, Rules.preset("standard"), 2026)
+        rates.append(want["win_rate_a"])
+        assert f"win rate {want['win_rate_a']:.3f}" in line, line
+        assert f"{16 * 8 * k / 1e6:.2f}M decisions" in line
+    first = next((k for k, rate in enumerate(rates) if rate >= 0.5), None)
+    if first is None:
+        assert "never reached 0.50" in r.stdout
+    else:
+        assert f"first reached 0.50 against random: step_{first + 1:010d}" in r.stdout
