@@ -82,6 +82,13 @@ def test_hand_stats_match_a_game_by_game_count():
                 legal += 1
                 knocked += 52 <= buf.actions[t, g] < 104
     assert legal > 0 and stats["decisions/knock_rate_when_legal"] == pytest.approx(knocked / legal)
+    both = took = 0
+    for t in range(config.num_steps):
+        for g in range(config.num_envs):
+            if buf.valid[t, g] and buf.mask[t, g, 104] and buf.mask[t, g, 105]:
+                both += 1
+                took += buf.actions[t, g] == 105
+    assert both > 0 and stats["decisions/take_rate_when_legal"] == pytest.approx(took / both)
 
 
 def test_the_update_logs_entropy_by_phase_as_a_per_decision_mean():

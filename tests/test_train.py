@@ -459,3 +459,13 @@ def test_the_exploitability_tool_trains_a_best_response_and_reports_it(tmp_path,
     with pytest.raises(SystemExit):
         exploit_main([str(tmp_path / "missing"), "--decisions", "256"])
     assert "no checkpoint at" in capsys.readouterr().err
+
+
+def test_the_default_config_learns_without_a_teacher():
+    """``python train.py`` learns from scratch: no imitation, no starting weights, no
+    frozen bot, and in its mix only the learner and its snapshots (a baseline there
+    would be an opponent, never a target to copy, but the default has none)."""
+    c = train.make_config(config_file=train.DEFAULT_CONFIG)
+    assert c.bc_teacher == "" and c.bc_decisions == 0
+    assert c.init_from == "" and c.frozen == []
+    assert {k for k, v in c.opponents.items() if v > 0} == {"self", "snapshot"}

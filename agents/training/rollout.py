@@ -17,7 +17,7 @@ import torch
 from agents.training import opponents as O
 from agents.training.network import ActorCritic
 from ginenv import VectorEnv, core
-from ginenv.actions import NUM_ACTIONS
+from ginenv.actions import DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
 from ginenv.cards import NUM_CARDS
 from ginenv.observation import OBS_SIZE, observe
 
@@ -148,7 +148,10 @@ def hand_stats(b: Rollout) -> dict:
     in each way (knock, gin, big gin, undercut, tie, dead, truncated), the learner's
     share of the hands ended by a knock in its games against another player, and the
     mean hand length in draws; and ``decisions/...``: the learner's knock rate (knocks
-    of its discard decisions where a knock was legal)."""
+    of its discard decisions where a knock was legal) and take rate (takes of the face-up
+    card of its draw decisions where both that and the stock were legal: a policy at 0
+    there has stopped exploring melds made from the pile, the signature of the stall in
+    docs/training.md)."""
     h = b.hands
     total = max(1, int(h["kinds"].sum()))
     out = {f"hands/share_{name}": h["kinds"][k] / total for k, name in enumerate(core.HAND_KIND_NAMES)}
@@ -162,6 +165,9 @@ def hand_stats(b: Rollout) -> dict:
     if can_knock.any():
         knocked = (b.actions >= NUM_CARDS) & (b.actions < 2 * NUM_CARDS)
         out["decisions/knock_rate_when_legal"] = float(knocked[can_knock].mean())
+    can_take = valid & b.mask[..., DRAW_STOCK] & b.mask[..., TAKE_DISCARD]
+    if can_take.any():
+        out["decisions/take_rate_when_legal"] = float((b.actions[can_take] == TAKE_DISCARD).mean())
     return out
 
 
