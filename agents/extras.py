@@ -11,6 +11,7 @@ import sys
 EXTRAS = {
     "train": ("torch", "safetensors", "yaml", "tensorboard"),
     "serve": ("starlette", "uvicorn", "cryptography"),
+    "render": ("PIL", "moviepy"),
     "openspiel": ("pyspiel",),
     "kaggle": ("pyspiel", "kaggle_environments"),
     "sb3": ("stable_baselines3", "sb3_contrib"),

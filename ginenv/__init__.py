@@ -22,6 +22,29 @@ if "ginenv/GinRummy-v0" not in gymnasium.registry:
         vector_entry_point="ginenv.vector_env:GinRummyVectorEnv",
     )
 
+# PettingZoo's registry (PettingZoo 1.27 has one; older versions are served by
+# ``ginenv.env()`` and the table modules directly): pettingzoo.make("aec", "ginenv/GinRummy-v0").
+#: The AEC environments this package registers with PettingZoo: id -> (entry point,
+#: default keyword arguments). Each is the env with PettingZoo's standard wrappers.
+PETTINGZOO_ENVS = {
+    "ginenv/GinRummy-v0": ("ginenv.gin_rummy_v0:env", {}),
+    "ginenv/GinRummyTable-v0": ("ginenv.gin_rummy_table_v0:env", {"num_players": 3}),
+    "ginenv/GinRummyTeams-v0": ("ginenv.gin_rummy_table_v0:env", {"num_players": 4}),
+}
+
+
+def _register_pettingzoo() -> None:
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # PettingZoo before 1.27: no registry
+        return
+    for env_id, (entry_point, kwargs) in PETTINGZOO_ENVS.items():
+        if env_id not in aec_registry:
+            register("aec", env_id, entry_point=entry_point, kwargs=kwargs)
+
+
+_register_pettingzoo()
+
 __all__ = [
     "SingleAgentEnv",
     "VectorEnv",

@@ -63,7 +63,12 @@ def env(**kwargs):
 
 
 class raw_env(AECEnv):
-    metadata = {"name": "gin_rummy_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {
+        "name": "gin_rummy_v0",
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
     def __init__(
         self,
@@ -73,6 +78,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         perfect_information: bool = False,
         match_win_reward: float = 0.0,
+        render_viewer: str | None = "player_0",
     ):
         super().__init__()
         self.rules = resolve(rules)
@@ -81,6 +87,9 @@ class raw_env(AECEnv):
         self.perfect_information = flag("perfect_information", perfect_information)
         self.possible_agents = ["player_0", "player_1"]
         self.agents = list(self.possible_agents)
+        if render_viewer is not None and render_viewer not in self.possible_agents:
+            raise ValueError(f"render_viewer must be player_0, player_1 or None (both hands), got {render_viewer!r}")
+        self.render_viewer = render_viewer
         size = obs_size(perfect_information)
         obs_space = gymnasium.spaces.Dict(
             {
@@ -156,6 +165,11 @@ class raw_env(AECEnv):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'")
             return None
+        if self.render_mode == "rgb_array":  # the table as render_viewer sees it
+            from ginenv.picture import frame
+
+            viewer = None if self.render_viewer is None else self.possible_agents.index(self.render_viewer)
+            return frame(self._state, 0, viewer)
         text = render_text(self._state, 0)
         if self.render_mode == "human":
             print(text + "\n")

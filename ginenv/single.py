@@ -27,7 +27,7 @@ from ginenv.versus import Versus
 
 
 class SingleAgentEnv(gymnasium.Env):
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -110,6 +110,10 @@ class SingleAgentEnv(gymnasium.Env):
     def render(self):
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":  # the table as the learner sees it
+            from ginenv.picture import frame
+
+            return frame(self._state, 0, int(self.seat))
         text = render_text(self._state, 0, viewer=self.seat)
         if self.render_mode == "human":
             print(text + "\n")
