@@ -149,11 +149,23 @@ def _progress_bar(label):
 def format_report(r: dict) -> str:
     unit = "matches" if r["mode"] == "match" else "hands"
     lo, hi = r["win_rate_a_ci95"]
-    lines = [
-        f"{r['a']} vs {r['b']}: {r['games']} {unit}",
-        f"  {unit} won      {r['a']}: {r['wins_a']}  {r['b']}: {r['wins_b']}  draws: {r['draws']}",
-        f"  win rate {r['a']}: {r['win_rate_a']:.3f}  (95% CI {lo:.3f}-{hi:.3f})",
-        f"  hands won       {r['a']}: {r['hands_won_a']}  {r['b']}: {r['hands_won_b']}  of {r['hands']}",
+    if r["mode"] == "match":
+        lines = [
+            f"{r['a']} vs {r['b']}: {r['games']} matches",
+            f"  matches won      {r['a']}: {r['wins_a']}  {r['b']}: {r['wins_b']}  draws: {r['draws']}",
+            f"  win rate {r['a']}: {r['win_rate_a']:.3f}  (95% CI {lo:.3f}-{hi:.3f}; a drawn match counts half)",
+            f"  hands won       {r['a']}: {r['hands_won_a']}  {r['b']}: {r['hands_won_b']}  of {r['hands']}",
+        ]
+    else:  # single hands: one line of hands won, dead hands said as such
+        decided = r["wins_a"] + r["wins_b"]
+        lines = [
+            f"{r['a']} vs {r['b']}: {r['games']} hands",
+            f"  hands won       {r['a']}: {r['wins_a']}  {r['b']}: {r['wins_b']}  dead or drawn: {r['draws']}",
+            f"  win rate {r['a']}: {r['win_rate_a']:.3f}  (95% CI {lo:.3f}-{hi:.3f}; a dead or drawn hand counts half)",
+            f"  of the {decided} hands decided {r['a']} won "
+            + (f"{r['wins_a'] / decided:.3f}" if decided else "none (every hand was dead)"),
+        ]
+    lines += [
         f"  points / hand   {r['a']}: {r['points_per_hand_a']:.2f}  {r['b']}: {r['points_per_hand_b']:.2f}",
         f"  gin {r['gin_rate']:.3f}  knock {r['knock_rate']:.3f}  undercut {r['undercut_rate']:.3f}  "
         f"dead {r['dead_rate']:.3f}  mean hand length {r['mean_hand_length']:.1f} draws",

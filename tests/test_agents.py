@@ -169,3 +169,17 @@ def test_round_robin_prints_the_cross_table_and_ratings(capsys):
     assert main(["--round-robin", "random", "knock_early", "gin_hunter", "--matches", "10"]) == 0
     text = capsys.readouterr().out
     assert "rating" in text and "Bradley-Terry" in text
+
+
+def test_the_hand_mode_report_says_each_count_once_and_how_dead_hands_count(capsys):
+    from agents.evaluate import play
+    from ginenv.rules import Rules
+
+    r = play(make_agent("random", seed=5), make_agent("random", seed=6), 300, Rules.preset("standard"), 5, "hand")
+    assert r["draws"] > 0  # random play leaves hands dead
+    assert main(["random", "random", "--hands", "300", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("hands won") == 1 and "dead or drawn: " + str(r["draws"]) in out
+    assert "a dead or drawn hand counts half" in out
+    decided = r["wins_a"] + r["wins_b"]
+    assert f"of the {decided} hands decided random won {r['wins_a'] / decided:.3f}" in out

@@ -463,9 +463,35 @@ def test_the_exploitability_tool_trains_a_best_response_and_reports_it(tmp_path,
 
 def test_the_default_config_learns_without_a_teacher():
     """``python train.py`` learns from scratch: no imitation, no starting weights, no
-    frozen bot, and in its mix only the learner and its snapshots (a baseline there
-    would be an opponent, never a target to copy, but the default has none)."""
+    frozen bot (baselines sit among its opponents; their moves are never targets)."""
     c = train.make_config(config_file=train.DEFAULT_CONFIG)
     assert c.bc_teacher == "" and c.bc_decisions == 0
-    assert c.init_from == "" and c.frozen == []
-    assert {k for k, v in c.opponents.items() if v > 0} == {"self", "snapshot"}
+    assert c.init_from == "" and c.frozen == [] and c.critic_warmup_updates == 0
+    assert c.opponents.get("self", 0) > 0
+
+
+def test_the_smoke_recipe_ends_by_printing_its_win_rate_against_random(smoke_checkpoint):
+    path, _ = smoke_checkpoint
+    meta = json.loads((path / "policy.json").read_text())
+    ev = meta["evaluation"]
+    assert ev["update"] == meta["update"] and ev["random"]["win_rate"] >= 0.8  # what the last line printed: "vs random 0.9.."
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "train.py"),
+            "--config",
+            str(ROOT / "configs" / "smoke.yaml"),
+            "--set",
+            f"checkpoint_dir={path.parent.parent / 'again'}",
+            "--set",
+            f"log_dir={path.parent.parent / 'again_runs'}",
+            "--set",
+            "total_decisions=16384",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    last_update = [line for line in r.stdout.splitlines() if line.startswith("update ")][-1]
+    assert "vs random " in last_update, r.stdout[-500:]
