@@ -474,7 +474,7 @@ def test_the_smoke_recipe_ends_by_printing_its_win_rate_against_random(smoke_che
     path, _ = smoke_checkpoint
     meta = json.loads((path / "policy.json").read_text())
     ev = meta["evaluation"]
-    assert ev["update"] == meta["update"] and ev["random"]["win_rate"] >= 0.8  # what the last line printed: "vs random 0.9.."
+    assert ev["update"] == meta["update"] and ev["random"]["win_rate"] >= 0.8  # the last line printed it
     r = subprocess.run(
         [
             sys.executable,
