@@ -134,13 +134,21 @@ def check_seed(seed, name: str = "seed") -> int:
 
 def check_reset(seed, options) -> int | None:
     """An env's ``reset(seed, options)`` arguments checked: ``seed`` None or an integer
-    from 0 to 2**128 - 1 (returned as an int), ``options`` None or an empty mapping (the
-    envs take no reset options; their settings are constructor arguments)."""
-    if options is not None and (not isinstance(options, dict) or options):
-        keys = ", ".join(map(repr, options)) if isinstance(options, dict) else repr(options)
-        raise ValueError(
-            f"reset takes no options (got {keys}); rules, mode and the rest are arguments of the env's constructor"
-        )
+    from 0 to 2**128 - 1 (returned as an int); ``options`` None or a mapping. The envs
+    take no reset options (their settings are constructor arguments): keys given are
+    ignored with a warning naming them, not refused, since PettingZoo's ``api_test``
+    passes ``{"options": 1}`` to every env to check that reset takes the argument."""
+    if options is not None:
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {options!r}")
+        if options:
+            import warnings
+
+            warnings.warn(
+                f"reset ignores the option(s) {', '.join(map(repr, options))}: this env takes none "
+                "(rules, mode and the rest are arguments of its constructor)",
+                stacklevel=3,
+            )
     return None if seed is None else check_seed(seed)
 
 

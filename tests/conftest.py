@@ -17,6 +17,36 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="ginenv-test-config-")
 os.environ.pop("GINENV_STORE_KEY", None)
 
 
+#: The modules whose tests train, start servers, a browser, Ray or other processes: the
+#: ``slow`` marker (``python -m pytest -m "not slow"`` runs the rest, the quick check).
+SLOW_MODULES = {
+    "test_train",
+    "test_league",
+    "test_rllib",
+    "test_play",
+    "test_store",
+    "test_openspiel",
+    "test_kaggle",
+    "test_search",
+    "test_hardening",
+    "test_hardening_round2",
+    "test_hardening_round3",
+    "test_diagnostics",
+    "test_readme",
+    "test_docs",
+    "test_network",
+    "test_picture",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        if item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

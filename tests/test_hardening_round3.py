@@ -355,9 +355,9 @@ def _bad_inputs():
         "observe short players": (lambda: observe(_state(), np.array([0, 1])), "player"),
         "observe perfect_information yes": (lambda: observe(_state(), 0, perfect_information="yes"), "perfect_info"),
         "reset seed 1.5": (lambda: ginenv.raw_env().reset(seed=1.5), "seed"),
-        "reset options": (lambda: ginenv.raw_env().reset(options={"zzz": 1}), "options"),
+        "reset options not a dict": (lambda: ginenv.raw_env().reset(options=[1]), "options must be None or a dict"),
         "reset seed -3": (lambda: ginenv.raw_env().reset(seed=-3), "seed"),
-        "single env options": (lambda: ginenv.SingleAgentEnv(opponent="random").reset(options={"a": 1}), "options"),
+        "single env options": (lambda: ginenv.SingleAgentEnv(opponent="random").reset(options="x"), "options"),
         "position a thrown card nowhere": (lambda: position(hand, "5c Qh", opponent_discarded="8c"), "8c"),
         "position pile overlaps hand": (lambda: position(hand, "As Qh"), "As in hand and pile"),
         "observe_position junk": (lambda: observe_position("junk"), "position(...)"),
@@ -380,6 +380,14 @@ def test_each_bad_input_is_a_value_error_naming_the_parameter(case):
     call, words = _bad_inputs()[case]
     with pytest.raises(ValueError, match=re.escape(words)):
         call()
+
+
+def test_reset_options_are_not_silently_accepted():
+    import ginenv
+
+    for env in (ginenv.raw_env(), ginenv.SingleAgentEnv(opponent="random")):
+        with pytest.warns(UserWarning, match="reset ignores the option\\(s\\) 'zzz'"):
+            env.reset(seed=1, options={"zzz": 1})
 
 
 def test_bad_input_of_the_trainer_and_its_tools(tmp_path):
