@@ -22,6 +22,7 @@ from agents import SHIPPED, make_agent
 from agents.play.game import BOT, HUMAN, Game, hint, hint_policy, parse_move
 from ginenv import actions as A
 from ginenv import core
+from ginenv.cards import format_card
 from ginenv.rules import PRESETS
 
 PROMPT = "> "
@@ -40,9 +41,11 @@ def show_table(v: dict) -> str:
     ]
     pile = v["discard_pile"]
     lines.append(f"discard pile: {' '.join(pile[:-1] + [f'[{pile[-1]}]'])}" if pile else "discard pile: empty")
-    if v["opponent_took"] or v["opponent_discarded"]:
+    # The bot's discards this hand, in the order thrown (a passed upcard was never thrown).
+    threw = [format_card(m["action"]) for m in v["moves"] if m["player"] == BOT and 0 <= m["action"] < A.KNOCK]
+    if v["opponent_took"] or threw:
         lines.append(
-            f"the bot took {' '.join(v['opponent_took']) or '-'}; threw {' '.join(v['opponent_discarded']) or '-'}"
+            f"the bot holds {' '.join(v['opponent_took']) or '-'} from the pile; threw {' '.join(threw) or '-'}"
         )
     just = f"   (just took {v['taken']})" if v["taken"] else (f"   (you drew {v['drawn']})" if v.get("drawn") else "")
     lines.append(f"your hand: {show_hand(v['arrangement'])}" + just)
@@ -64,7 +67,7 @@ def show_result(r: dict) -> str:
         )
     for lay in r["layoffs"]:
         lines.append(f"  laid off {lay['card']} onto {' '.join(lay['onto'])}")
-    lines.append(f"  points: you {r['points'][HUMAN]}, bot {r['points'][BOT]}")
+    lines.append(f"  points: you {r['points'][HUMAN]}, bot {r['points'][BOT]}{breakdown(r)}")
     if "match" in r:
         m = r["match"]
         winner = {HUMAN: "you win", BOT: "the bot wins", None: "a draw"}[m["winner"]]
@@ -73,6 +76,22 @@ def show_result(r: dict) -> str:
             f"(bonuses: you {m['bonuses'][HUMAN]}, bot {m['bonuses'][BOT]})"
         )
     return "\n".join(lines)
+
+
+def breakdown(r: dict) -> str:
+    """How a hand's points came about, as the rule texts score them: the deadwood
+    difference and the gin, big gin or undercut bonus (`` (22 - 5 deadwood)``)."""
+    if r["knocker"] is None or r["kind"] == "tie":
+        return ""
+    knocker, defender = r["knocker"], BOT if r["knocker"] == HUMAN else HUMAN
+    kd, dd = r["hands"][knocker]["deadwood"], r["hands"][defender]["deadwood"]
+    if r["kind"] in ("gin", "big_gin"):
+        bonus = r["points"][knocker] - dd
+        return f"  ({dd} deadwood + {bonus} {r['kind'].replace('_', ' ')} bonus)"
+    if r["kind"] == "undercut":
+        bonus = r["points"][defender] - (kd - dd)
+        return f"  ({kd} - {dd} deadwood + {bonus} undercut bonus)"
+    return f"  ({dd} - {kd} deadwood)"
 
 
 def summarize(legal: list) -> str:
@@ -95,8 +114,13 @@ def run(game: Game, lines, out, hinter=None) -> int:
     seen, made = 0, 0
 
     def report(bot_moves):
+        """The bot's moves in order, each finished hand's result before the moves of the
+        next hand."""
         nonlocal seen
         for m in bot_moves:
+            while seen < len(game.results) and game.results[seen]["hand"] < m["hand"]:
+                say(show_result(game.results[seen]))
+                seen += 1
             say(f"bot: {m['label']}")
         for r in game.results[seen:]:
             say(show_result(r))
