@@ -198,7 +198,7 @@ def test_bad_options_are_refused():
     with pytest.raises(ValueError, match="mode"):
         gin_rummy_v0.raw_env(mode="tournament")
     with pytest.raises(ValueError, match="render_mode"):
-        gin_rummy_v0.raw_env(render_mode="rgb_array")
+        gin_rummy_v0.raw_env(render_mode="rgb")
 
 
 def test_render_shows_melds_deadwood_and_the_end_of_hand():
