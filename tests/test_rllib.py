@@ -30,7 +30,14 @@ MIX = "opponents={self: 0.3, snapshot: 0.2, knock_early: 0.2, gin_hunter: 0.2, r
 
 
 def config(tmp_path, *sets):
-    base = ["num_envs=32", "num_steps=16", "total_decisions=1024", "eval_every=0", "torch_threads=1"]
+    base = [
+        "num_envs=32",
+        "num_steps=16",
+        "total_decisions=1024",
+        "eval_every=0",
+        "torch_threads=1",
+        "num_minibatches=4",
+    ]
     base += [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=r"]
     return make_config(config_file=R.DEFAULT_CONFIG, sets=base + list(sets))
 
