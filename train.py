@@ -34,7 +34,6 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402
 import math  # noqa: E402
-import os  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -46,12 +45,6 @@ require("train", what="training (train.py)", main=__name__ == "__main__")
 from agents.training.stopping import StopSignal  # noqa: E402
 
 STOP = StopSignal(caught=EARLY_SIGNALS) if __name__ == "__main__" else None
-if __name__ == "__main__":
-    # torch's OpenMP threads sleep between parallel regions instead of spinning: with two
-    # threads on a shared machine the spinning starved them (docs/speed.md, the thread
-    # table). Read once, when torch loads, so set before its import; OMP_WAIT_POLICY set
-    # by the user wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 

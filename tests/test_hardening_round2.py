@@ -351,11 +351,11 @@ def test_a_resume_keeps_the_runs_thread_count_unless_given(tmp_path):
     import train
     from agents.training.run import resumed_config
 
-    half = train.train(tiny(tmp_path, "total_decisions=512"), quiet=True, stop_after=1)
-    _, config = resumed_config(half.parent, train.make_config())  # the default config has 2 threads
-    assert train.make_config().torch_threads == 2 and config.torch_threads == 1
-    _, config = resumed_config(half.parent, train.make_config(sets=["torch_threads=2"]), overrides=("torch_threads",))
-    assert config.torch_threads == 2
+    half = train.train(tiny(tmp_path, "total_decisions=512", "torch_threads=2"), quiet=True, stop_after=1)
+    _, config = resumed_config(half.parent, train.make_config())  # the default config has 1 thread
+    assert train.make_config().torch_threads == 1 and config.torch_threads == 2
+    _, config = resumed_config(half.parent, train.make_config(sets=["torch_threads=1"]), overrides=("torch_threads",))
+    assert config.torch_threads == 1
 
 
 def test_the_checksums_cover_the_json_files(tmp_path):
@@ -570,18 +570,18 @@ def test_agents_imports_after_kaggle_environments_from_another_folder(tmp_path):
 
 
 def test_a_run_resumed_without_its_thread_flag_equals_the_uninterrupted_run(tmp_path):
-    # The audit's case: started with torch_threads=1, resumed with no flag (the default
-    # is 2). One thread or two give different float sums, so before the fix the weights
-    # differed from the first update after the resume on.
+    # The audit's case: started with one thread count, resumed with no flag (the default
+    # is the other). One thread or two give different float sums, so before the fix the
+    # weights differed from the first update after the resume on.
     import torch
     from safetensors.torch import load_file
 
     import train
 
-    sets = ["torch_threads=1", "total_decisions=2048", "hidden_sizes=[64, 64]"]
+    sets = ["torch_threads=2", "total_decisions=2048", "hidden_sizes=[64, 64]"]
     whole = train.train(tiny(tmp_path / "a", *sets), quiet=True)
     half = train.train(tiny(tmp_path / "b", *sets), quiet=True, stop_after=2)
     resumed = train.train(train.make_config(sets=[f"log_dir={tmp_path / 'runs'}"]), resume=half.parent, quiet=True)
-    assert torch.get_num_threads() == 1  # the run's own count, restored
+    assert torch.get_num_threads() == 2  # the run's own count, restored
     a, b = load_file(str(whole / "policy.safetensors")), load_file(str(resumed / "policy.safetensors"))
     assert all((a[k] == b[k]).all() for k in a)

@@ -174,8 +174,11 @@ class Config:
     """Evaluate on whole matches (``match``) or single hands (``hand``)."""
     checkpoint_every: int = 20
     """Updates between checkpoints (one is always written at the end)."""
-    torch_threads: int = 2
-    """Threads torch may use."""
+    torch_threads: int = 1
+    """Threads torch may use. One by default: on an idle 2-core machine two threads train
+    the default recipe 1.6x faster (20.1k decisions/s against 12.2k), but beside one busy
+    neighbour they fall to 5.9k and beside two to 1.1k, where one thread keeps 12.8k and
+    7.9k (docs/speed.md, the thread table); ``2`` on a machine of your own."""
     device: str = "cpu"
     """Where the network runs: ``cpu``, ``cuda`` or ``cuda:<n>`` (the games always run
     on the CPU, in numpy). Runs are bit-for-bit reproducible on the CPU; on a GPU they
