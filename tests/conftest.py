@@ -47,6 +47,29 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def serve_cmd(port, db, *extra) -> list:
+    """``python -m agents.serve`` against knock_early on ``port`` with the store ``db``."""
+    cmd = [sys.executable, "-m", "agents.serve", "--opponent", "knock_early", "--port", str(port), "--db", str(db)]
+    return [*cmd, *extra]
+
+
+def wait_up(proc, url: str) -> None:
+    """Wait until the server of ``proc`` answers at ``url`` (its stderr if it died)."""
+    import httpx
+
+    for _ in range(300):
+        try:
+            httpx.get(url + "/", timeout=1)
+            return
+        except httpx.HTTPError:
+            if proc.poll() is not None:
+                err = proc.stderr.read()
+                raise AssertionError(err.decode()[-2000:] if isinstance(err, bytes) else err[-2000:]) from None
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the server did not start")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,40 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import free_port, live_server
+from conftest import free_port, live_server, serve_cmd, wait_up
 
 from agents import make_agent
 from ginenv import core
 
 ROOT = Path(__file__).parent.parent
-
-
-def serve_cmd(port, db, *extra):
-    return [
-        sys.executable,
-        "-m",
-        "agents.serve",
-        "--opponent",
-        "knock_early",
-        "--port",
-        str(port),
-        "--db",
-        str(db),
-        *extra,
-    ]
-
-
-def wait_up(proc, url, httpx):
-    for _ in range(300):
-        try:
-            httpx.get(url + "/", timeout=1)
-            return
-        except httpx.HTTPError:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode()[-2000:]) from None
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("the server did not start")
 
 
 # ---------------------------------------------------------- 1. the store's live deal
@@ -148,7 +120,7 @@ def test_the_create_limit_holds_with_a_new_x_forwarded_for_each_time(tmp_path):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_up(proc, url, httpx)
+        wait_up(proc, url)
         codes = [
             httpx.post(url + "/api/games", headers={"X-Forwarded-For": f"10.0.{k}.{k}"}).status_code for k in range(14)
         ]
@@ -165,7 +137,7 @@ def test_a_named_trusted_proxy_keys_the_limit_on_its_forwarded_client(tmp_path):
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_up(proc, url, httpx)
+        wait_up(proc, url)
         codes = [
             httpx.post(url + "/api/games", headers={"X-Forwarded-For": f"10.1.{k}.1"}).status_code for k in range(14)
         ]
@@ -217,7 +189,7 @@ def test_a_worker_killed_with_sigkill_is_replaced(tmp_path):
         return seen
 
     try:
-        wait_up(proc, url, httpx)
+        wait_up(proc, url)
         before = pids()
         assert len(before) == 2
         victim = min(before)

@@ -6,13 +6,11 @@ game is over."""
 import signal
 import sqlite3
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import free_port
+from conftest import free_port, serve_cmd, wait_up
 
 from agents import make_agent
 
@@ -63,32 +61,11 @@ def test_the_record_shows_the_seed_and_every_hand_only_once_the_game_is_over():
 
 def start_server(db, port, *extra):
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agents.serve",
-            "--opponent",
-            "knock_early",
-            "--port",
-            str(port),
-            "--db",
-            str(db),
-            "--allow-seed",
-            *extra,
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        serve_cmd(port, db, "--allow-seed", *extra), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            httpx.get(url + "/", timeout=1)
-            return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError(proc.stderr.read().decode()[-2000:])
+    wait_up(proc, url)
+    return proc, url
 
 
 def test_a_restart_and_a_kill_9_lose_no_game_and_leave_the_store_readable(tmp_path):
