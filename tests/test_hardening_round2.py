@@ -461,7 +461,7 @@ def test_the_audits_unclear_and_silent_inputs_are_clear_errors(tmp_path):
         (lambda: VectorEnv(2, perfect_information="yes"), "perfect_information must be True or False"),
         (lambda: SingleAgentEnv(perfect_information=1), "perfect_information must be True or False"),
         (lambda: SingleAgentEnv(illegal_reward=float("nan")), "illegal_reward must be a finite number"),
-        (lambda: SingleAgentEnv(render_mode="rgb_array"), "render_mode must be None or one of"),
+        (lambda: SingleAgentEnv(render_mode="rgb"), "render_mode must be None or one of"),
         (lambda: make_config(sets=["vf_coef=1e308"]), "vf_coef must be a number from 0 to 1000"),
         (lambda: make_config(sets=["num_envs=100000000"]), "num_envs must be from 1 to 65,536"),
         (lambda: make_config(sets=["torch_threads=100000"]), "torch_threads must be from 1 to 256"),

@@ -246,7 +246,7 @@ def test_config_errors_name_the_valid_keys(tmp_path):
         ("ent_coef=-1", "ent_coef must be a number from 0 to"),
         ("hidden_sizes=[64.5]", "hidden_sizes must be a non-empty list of positive integers"),
         ("run_name=../../escape", "run_name may hold only"),
-        ("num_minibatches=1024", "num_minibatches must be at most num_envs"),
+        ("num_minibatches=40000", "num_minibatches must be at most the decisions of an update"),
     ):
         with pytest.raises(ValueError, match=message):
             train.make_config(sets=[bad])
@@ -459,6 +459,16 @@ def test_the_exploitability_tool_trains_a_best_response_and_reports_it(tmp_path,
     with pytest.raises(SystemExit):
         exploit_main([str(tmp_path / "missing"), "--decisions", "256"])
     assert "no checkpoint at" in capsys.readouterr().err
+
+
+def test_the_config_defaults_are_the_default_recipe():
+    """``make_config()`` (the dataclass defaults, what ``train.train`` and the tests start
+    from) and ``configs/default.yaml`` (what ``python train.py`` reads) are one recipe."""
+    import dataclasses
+
+    a, b = train.make_config(), train.make_config(config_file=train.DEFAULT_CONFIG)
+    differ = {k for k, v in dataclasses.asdict(a).items() if dataclasses.asdict(b)[k] != v}
+    assert differ == {"exp_name"}, differ
 
 
 def test_the_default_config_learns_without_a_teacher():

@@ -66,7 +66,7 @@ class Config:
     """Rewards are (own - opponent) points times this."""
     match_win_reward: float = 0.0
     """In match mode, +/- this to the winner / loser at the end of a match."""
-    total_decisions: int = 20_000_000
+    total_decisions: int = 12_000_000
     """Decisions to play in all, both seats (num_envs x num_steps per update)."""
     num_envs: int = 512
     """Games played at once."""
@@ -80,10 +80,11 @@ class Config:
     """Discount per decision of the same seat, in [0, 1]."""
     gae_lambda: float = 0.95
     """GAE's lambda, in [0, 1]."""
-    num_minibatches: int = 4
+    num_minibatches: int = 16
     """Minibatches per epoch."""
-    update_epochs: int = 2
-    """Epochs over each rollout."""
+    update_epochs: int = 4
+    """Epochs over each rollout (16 x 4 learns from scratch where 4 x 2 stalled:
+    docs/training.md, "Learning from scratch")."""
     clip_coef: float = 0.2
     """PPO's clip."""
     clip_vloss: bool = True
@@ -212,8 +213,11 @@ class Config:
                 "bc_decisions needs bc_teacher: the baseline to imitate for those decisions "
                 f"(got bc_decisions={self.bc_decisions} and no bc_teacher)"
             )
-        if self.num_minibatches > self.num_envs:
-            problems.append("num_minibatches must be at most num_envs (a minibatch would be empty)")
+        if self.num_minibatches > self.num_envs * self.num_steps:
+            problems.append(
+                "num_minibatches must be at most the decisions of an update, num_envs x num_steps "
+                f"({self.num_envs * self.num_steps}; a minibatch would be empty)"
+            )
         exploiters = self.exploiter_every or self.league_exploiter_every
         if isinstance(self.opponents, dict) and self.opponents.get("exploiter") and not exploiters:
             problems.append(
