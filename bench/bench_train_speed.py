@@ -57,8 +57,8 @@ def flops(fn) -> int:
 
 
 def linear_shapes(model: nn.Module, fn) -> list:
-    """``(in, out)`` of every linear layer ``fn`` calls, and the batched products of
-    the card head as ``(rows, inner, cols)`` (their batch folded into rows)."""
+    """``(in, out)`` of every linear layer ``fn`` calls (the card head's small batched
+    products are left out of the limit: it is the linear layers' speed)."""
     shapes, hooks = [], []
     for m in model.modules():
         if isinstance(m, nn.Linear):

@@ -209,6 +209,15 @@ def test_each_room_of_agents_imports_only_what_its_rules_allow():
     assert checked > 30
 
 
+def test_no_module_of_the_package_imports_the_script():
+    """train.py uses the package; agents/ and ginenv/ never import it back (the
+    exploitability tool and the league call ``agents.training.loop.train``)."""
+    paths = [*AGENTS.rglob("*.py"), *GINENV]
+    assert len(paths) > 40
+    for path in paths:
+        assert "train" not in imported_modules(path), f"{path} imports train.py"
+
+
 def test_no_import_circle_among_the_modules_of_agents():
     graph = {module_name(p): agents_imports(p) for p in AGENTS.rglob("*.py")}
 

@@ -1,5 +1,6 @@
 """Training: what ``train.py`` is made of, and the files a run leaves.
 
+``loop`` (the PPO loop, ``train(config)``: the command ``train.py`` runs it),
 ``config`` (the settings), ``network`` (the network spec and ``ActorCritic``, the one
 owner of the network contract), ``rollout`` (buffers and per-seat GAE), ``ppo`` (the
 update), ``opponents`` (who sits opposite the learner), ``warmstart`` (imitation and
