@@ -156,3 +156,37 @@ def test_time_to_strength_reports_the_evaluators_figures(tmp_path):
         assert "never reached 0.50" in r.stdout
     else:
         assert f"first reached 0.50 against random: step_{first + 1:010d}" in r.stdout
+
+
+def test_the_knock_bonus_keeps_the_knock_open_and_logs_its_entropy():
+    """With ``knock_ent_coef`` the update raises the knock-or-not entropy (a gradient
+    step on it alone, everything else at 0), and logs it per knock decision."""
+    from agents.training import ppo
+    from agents.training.network import knock_entropy
+
+    config = make_config(
+        sets=["num_envs=32", "num_steps=64", "hidden_sizes=[16]", "update_epochs=1", "num_minibatches=1",
+              "vf_coef=0", "opponents={self: 1.0}"]
+    )
+    torch.manual_seed(2)
+    rng = np.random.default_rng(2)
+    env = VectorEnv(config.num_envs, config.rules, seed=7)
+    model = ActorCritic(config.network_spec())
+    buf, _ = rollout.collect(env, model, make_opponents(config, rng), rng, config.num_steps, torch.device("cpu"))
+    adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
+    batch = ppo.flatten(buf, adv, returns, torch.device("cpu"))
+    batch["b_adv"][:] = 1.0  # normalised to 0: no policy gradient
+    # Random play seldom comes down to 10 points: in every other discard turn, let one
+    # card be knocked (the knock then has about 1/12 of the mass: a low entropy).
+    turns = batch["b_mask"][:, :52].any(1).nonzero().flatten()[::2]
+    batch["b_mask"][turns, 52 + batch["b_mask"][turns, :52].int().argmax(1)] = True
+    with torch.no_grad():
+        before, rows = knock_entropy(model.actor(batch["b_obs"]), batch["b_mask"])
+    assert rows.sum() > 5
+    optimizer, groups = ppo.make_optimizer(model, config)
+    optimizer.param_groups[0]["lr"] = 1e-2
+    stats = ppo.update(model, optimizer, groups, batch, config, 0.0, False, rng, torch.device("cpu"), knock_ent_coef=1.0)
+    assert stats["losses/entropy_knock"] == pytest.approx(before.mean().item(), rel=1e-4)
+    with torch.no_grad():
+        after, _ = knock_entropy(model.actor(batch["b_obs"]), batch["b_mask"])
+    assert after.mean() > before.mean() + 1e-3

@@ -23,3 +23,126 @@ def test_a_full_episode_against_kaggles_random_agent(seat):
 
 def test_the_agent_answers_the_stateless_first_call_with_the_default_action():
     assert make_kaggle_agent("random")({"step": 0, "remainingOverageTime": 60}, {}) == {"submission": -1}
+
+
+# ------------------------------------------------------------- the submission bundle
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tarfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+CHAMPION = ROOT / "checkpoints" / "champion"
+
+
+def export(checkpoint, out) -> subprocess.CompletedProcess:
+    """``python -m agents.export CHECKPOINT --kaggle OUT``, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "agents.export", str(checkpoint), "--kaggle", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """The shipped bot exported by the command a user runs, unpacked in a clean folder."""
+    where = tmp_path_factory.mktemp("kaggle")
+    tar_path = where / "submission.tar.gz"
+    r = export(CHAMPION, tar_path)
+    assert r.returncode == 0, r.stderr
+    assert f"wrote {tar_path}" in r.stdout
+    unpacked = where / "agent"
+    unpacked.mkdir()
+    with tarfile.open(tar_path) as tar:
+        tar.extractall(unpacked, filter="data")
+    return unpacked
+
+
+def test_the_bundle_plays_whole_games_with_neither_torch_nor_the_project(bundle, tmp_path):
+    """In a fresh interpreter, elsewhere, with torch, ginenv, agents and numba
+    unimportable: Kaggle loads main.py from its path and plays both seats to the end."""
+    script = f"""
+import sys
+import kaggle_environments as ke
+for m in ("torch", "ginenv", "agents", "numba", "train"):
+    sys.modules[m] = None
+for seat in (0, 1):
+    env = ke.make("open_spiel_gin_rummy", configuration={{"includeLegalActions": True, "seed": 7 + seat}}, debug=True)
+    agents = [{str(bundle / "main.py")!r}, "random"]
+    steps = env.run(agents if seat == 0 else agents[::-1])
+    last = steps[-1]
+    assert all(s["status"] == "DONE" for s in last), [s["status"] for s in last]
+    assert last[seat]["reward"] == -last[1 - seat]["reward"], last  # 0 for a dead hand
+    print("steps", len(steps))
+print("loaded", sorted(m for m in sys.modules if m.split(".")[0] == "ginbot"))
+"""
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert all(int(line.split()[1]) > 10 for line in r.stdout.splitlines() if line.startswith("steps"))
+    loaded = eval(r.stdout.splitlines()[-1][len("loaded ") :])
+    shipped = sorted("ginbot" if p.stem == "__init__" else f"ginbot.{p.stem}" for p in (bundle / "ginbot").glob("*.py"))
+    assert loaded == shipped  # it carries what it imports and nothing more
+    assert sorted(p.name for p in bundle.iterdir()) == [
+        "LICENSE",
+        "ginbot",
+        "main.py",
+        "policy.json",
+        "policy.safetensors",
+    ]
+
+
+def test_the_bundle_makes_the_checkpoints_moves(bundle):
+    """Loaded the way Kaggle loads it (its own loader, from the file's path), the bundle
+    answers every call as the checkpoint does through the project's own Kaggle agent."""
+    from kaggle_environments.agent import get_last_callable
+
+    bundled = get_last_callable((bundle / "main.py").read_text(), path=str(bundle / "main.py"))
+    reference = make_kaggle_agent(str(CHAMPION))
+    compared = []
+
+    def both(observation, configuration):
+        got, want = bundled(observation, configuration), reference(observation, configuration)
+        assert got == want, (got, want)
+        compared.append(got)
+        return got
+
+    for seat in (0, 1):
+        env = ke.make(
+            "open_spiel_gin_rummy", configuration={"includeLegalActions": True, "seed": 11 + seat}, debug=True
+        )
+        steps = env.run([both, "random"] if seat == 0 else ["random", both])
+        assert all(s["status"] == "DONE" for s in steps[-1])
+    assert len(compared) > 20
+
+
+@pytest.mark.parametrize("case", ["folder with files", "tar name is a folder", "no such parent", "stray file"])
+def test_the_kaggle_export_refuses_what_it_cannot_write(tmp_path, case):
+    checkpoint, out = CHAMPION, tmp_path / "submission.tar.gz"
+    if case == "folder with files":
+        out = tmp_path / "sub"
+        out.mkdir()
+        (out / "keep.txt").write_text("mine")
+    elif case == "tar name is a folder":
+        out.mkdir()
+    elif case == "no such parent":
+        out = tmp_path / "missing" / "submission.tar.gz"
+    else:
+        checkpoint = tmp_path / "notes.txt"
+        checkpoint.write_text("x")
+    r = export(checkpoint, out)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert ("is a file, not a checkpoint" if case == "stray file" else f"--kaggle {out}") in r.stderr
+    if case == "folder with files":
+        assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_the_bundle_refuses_a_module_it_cannot_carry(monkeypatch):
+    from agents.bridges import kaggle_export
+
+    monkeypatch.setattr(kaggle_export, "ROOTS", ("agents.training.policy",))
+    monkeypatch.setattr(kaggle_export, "AGENT_MODULES", {"agents.training.policy"})
+    with pytest.raises(ValueError, match="agents.training.policy imports .* which a Kaggle bundle cannot carry"):
+        kaggle_export.modules_to_bundle()

@@ -1,6 +1,7 @@
 """The network: the spec and its refusals, the card features against per-card loops,
 the belief net's plane and its loss, old checkpoints still loading."""
 
+import math
 import json
 from pathlib import Path
 
@@ -154,7 +155,8 @@ def test_the_update_pass_gives_what_the_separate_calls_give(architecture):
         dist = model.action_dist(x, mask)
         assert torch.allclose(logprob, dist.log_prob(action)) and torch.allclose(entropy, dist.entropy())
         assert torch.allclose(value, model.get_value(x, y))
-        assert set(aux) == ({"belief"} if architecture == "belief" else set())
+        assert set(aux) == ({"logits", "belief"} if architecture == "belief" else {"logits"})
+        assert torch.allclose(aux["logits"], model.actor(x))
         if "belief" in aux:
             assert torch.allclose(aux["belief"], model.actor.belief_net(x))
 
@@ -193,3 +195,68 @@ def test_the_shipped_checkpoint_loads_with_its_spec_and_plays_legally():
         assert mask[np.arange(32), acts].all()
         step = env.step(acts)
         obs, mask = step.obs.copy(), step.action_mask
+
+
+def test_knock_entropy_matches_a_row_by_row_reference():
+    from agents.training.network import knock_entropy
+
+    torch.manual_seed(3)
+    logits = torch.randn(40, 108) * 3
+    mask = torch.rand(40, 108) < 0.3
+    mask[:, 0] = True  # a plain discard is always legal where a knock is
+    mask[::3, 52:104] = False  # and some rows have no knock
+    h, rows = knock_entropy(logits, mask)
+    expected, expected_rows = [], []
+    for i in range(40):
+        legal = [a for a in range(108) if mask[i, a]]
+        if not any(52 <= a < 104 for a in legal):
+            continue
+        z = sum(math.exp(logits[i, a].item()) for a in legal)
+        p = sum(math.exp(logits[i, a].item()) for a in legal if 52 <= a < 104) / z
+        expected.append(-(p * math.log(p) + (1 - p) * math.log(1 - p)))
+        expected_rows.append(i)
+    assert rows.nonzero().flatten().tolist() == expected_rows
+    assert h.tolist() == pytest.approx(expected, rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "gelu"])
+@pytest.mark.parametrize("architecture", ["cards", "belief", "mlp"])
+def test_the_numpy_actor_gives_the_torch_actors_logits(architecture, activation):
+    """The torch actor is the reference; every weight drawn at random (the heads'
+    small initial gains would hide a wrong term)."""
+    from agents.training.numpy_actor import NumpyActor
+
+    torch.manual_seed(5)
+    model = ActorCritic(NetworkSpec((24, 16), activation=activation, architecture=architecture))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.3)
+    obs, _ = _states_with_opponent_hands(games=8, steps=30)
+    tensors = {k: v.numpy() for k, v in model.state_dict().items()}
+    got = NumpyActor(tensors, model.spec).logits(obs)
+    with torch.no_grad():
+        want = model.actor(torch.as_tensor(obs)).numpy()
+    assert got.shape == want.shape == (len(obs), 108)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_numpy_policy_plays_the_shipped_bots_moves():
+    from agents.training.checkpoint import load_tensors, resolve_checkpoint
+    from agents.training.numpy_actor import NumpyActor, NumpyPolicy
+
+    torch_policy = load_policy(ROOT / "checkpoints" / "champion")
+    step = resolve_checkpoint(ROOT / "checkpoints" / "champion")
+    tensors = {k: v.numpy() for k, v in load_tensors(step / "policy.safetensors").items()}
+    np_policy = NumpyPolicy(NumpyActor(tensors, torch_policy.model.spec))
+    env = VectorEnv(64, "standard", seed=21)
+    obs, mask, _ = env.reset()
+    checked = 0
+    for _ in range(40):
+        want = torch_policy.act(obs, mask)
+        np.testing.assert_array_equal(np_policy.act(obs, mask), want)
+        checked += len(obs)
+        step_out = env.step(want)
+        obs, mask = step_out.obs, step_out.action_mask
+    assert checked == 64 * 40
+    with pytest.raises(ValueError, match="greedily"):
+        np_policy.act(obs[0], mask[0], deterministic=False)

@@ -93,6 +93,11 @@ class Config:
     """Entropy bonus at the start."""
     ent_coef_final: float = 0.001
     """Entropy bonus at the end (linear schedule)."""
+    knock_ent_coef: float = 0.0
+    """A further entropy bonus on one choice: to knock or not, where a knock is legal (the
+    binary entropy of the probability the policy puts on the knocks), annealed linearly
+    to 0 by the end of the run. It keeps that choice open after the early updates have
+    taught "knock at once" against weak play (docs/training.md)."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -237,6 +242,7 @@ class Config:
             "match_win_reward",
             "ent_coef",
             "ent_coef_final",
+            "knock_ent_coef",
             "vf_coef",
             "target_kl",
             "belief_coef",

@@ -81,6 +81,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
         c,
         c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
         critic_only=p["update"] < c.critic_warmup_updates,
+        knock_ent_coef=c.knock_ent_coef * (1.0 - frac),
         rng=run.rng,
         device=run.device,
     )

@@ -34,74 +34,27 @@ known during training only). The trained policy uses the actor alone, so it stay
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
 from torch import nn
 from torch.distributions import Categorical
 
-from ginenv.actions import NUM_ACTIONS
+from agents.training.spec import (  # noqa: F401 (the contract's names, re-exported)
+    ACTIVATION_NAMES,
+    ARCHITECTURES,
+    MASKED_LOGIT,
+    NEIGHBOUR_PLANES,
+    NUM_NEIGHBOUR_FEATURES,
+    OPPONENT_TOOK_PLANE,
+    UNSEEN_PLANE,
+    NetworkSpec,
+    card_identity,
+    relations,
+)
+from ginenv.actions import KNOCK, NUM_ACTIONS
 from ginenv.cards import NUM_CARDS, NUM_RANKS, NUM_SUITS
-from ginenv.observation import NUM_PLANES, OBS_SIZE, PLANE
-
-ARCHITECTURES = ("cards", "belief", "mlp")
+from ginenv.observation import NUM_PLANES, OBS_SIZE
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "gelu": nn.GELU}
-
-
-@dataclass(frozen=True)
-class NetworkSpec:
-    """The network's shape: what ``policy.json`` records under ``network``."""
-
-    hidden_sizes: tuple = (128, 128)
-    """Hidden layer widths of the actor's trunk (and belief net) and of the critic."""
-    activation: str = "relu"
-    """relu, tanh or gelu."""
-    architecture: str = "cards"
-    """The actor: ``cards``, ``belief`` or ``mlp`` (see the module docstring)."""
-    privileged_critic: bool = True
-    """The critic also sees the opponent's hand (training only; the actor never does)."""
-
-    def __post_init__(self):
-        object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
-        problems = []
-        if not self.hidden_sizes or any(
-            isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden_sizes
-        ):
-            problems.append(
-                f"hidden_sizes must be a non-empty list of positive integers, got {list(self.hidden_sizes)}"
-            )
-        if self.activation not in ACTIVATIONS:
-            problems.append(f"activation must be one of {', '.join(ACTIVATIONS)}, got {self.activation!r}")
-        if self.architecture not in ARCHITECTURES:
-            problems.append(f"architecture must be one of {', '.join(ARCHITECTURES)}, got {self.architecture!r}")
-        if not isinstance(self.privileged_critic, bool):
-            problems.append(f"privileged_critic must be true or false, got {self.privileged_critic!r}")
-        if problems:
-            raise ValueError("bad network spec: " + "; ".join(problems))
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "hidden_sizes": list(self.hidden_sizes)}
-
-    @classmethod
-    def from_dict(cls, data) -> NetworkSpec:
-        """A spec from ``policy.json``'s ``network``: missing keys take the defaults; an
-        unknown key is refused, but for ``critic_lookahead`` at 0, which older files
-        wrote (the variant it set has left the product; see docs/experiments.md)."""
-        if not isinstance(data, dict):
-            raise ValueError(f"the network spec must be a mapping, got {type(data).__name__}")
-        data = dict(data)
-        if data.get("critic_lookahead", 0) != 0:
-            raise ValueError(
-                "this network has a lookahead critic (critic_lookahead "
-                f"{data['critic_lookahead']}), a variant this version no longer builds"
-            )
-        data.pop("critic_lookahead", None)
-        names = set(cls.__dataclass_fields__)
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValueError(f"unknown network spec key(s) {', '.join(unknown)}; valid: {', '.join(sorted(names))}")
-        return cls(**data)
 
 
 def mlp(sizes, activation: str, out_size: int, out_gain: float) -> nn.Sequential:
@@ -120,9 +73,6 @@ def _init(layer: nn.Linear, gain: float) -> nn.Linear:
     return layer
 
 
-MASKED_LOGIT = -1e8
-
-
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return logits.masked_fill(~mask, MASKED_LOGIT)
 
@@ -135,42 +85,13 @@ def trunk(sizes, activation: str) -> nn.Sequential:
 
 
 def _card_identity() -> torch.Tensor:
-    """(52, 17): one-hot rank and suit of each card id."""
-    ident = torch.zeros(NUM_CARDS, NUM_RANKS + NUM_SUITS)
-    for c in range(NUM_CARDS):
-        ident[c, c % NUM_RANKS] = 1.0
-        ident[c, NUM_RANKS + c // NUM_RANKS] = 1.0
-    return ident
-
-
-#: The planes whose neighbourhoods the ``belief`` actor reads, in the order of its
-#: features (see ``neighbours``).
-NEIGHBOUR_PLANES = tuple(
-    PLANE[name]
-    for name in (
-        "own_hand",
-        "rest_of_pile",
-        "opponent_took",
-        "opponent_discarded",
-        "unseen",
-        "own_discards",
-        "top_discard",
-    )
-)
-NUM_NEIGHBOUR_FEATURES = 3 * len(NEIGHBOUR_PLANES)
+    """(52, 17): one-hot rank and suit of each card id (``spec.card_identity``)."""
+    return torch.from_numpy(card_identity())
 
 
 def _relations() -> torch.Tensor:
-    """(52, 3 * 52): for each relation (same rank, same suit one rank away, same suit two
-    ranks away), 1 where card i is related to card j."""
-    rel = torch.zeros(3, NUM_CARDS, NUM_CARDS)
-    for i in range(NUM_CARDS):
-        for j in range(NUM_CARDS):
-            si, ri, sj, rj = i // NUM_RANKS, i % NUM_RANKS, j // NUM_RANKS, j % NUM_RANKS
-            rel[0, i, j] = float(ri == rj and i != j)
-            rel[1, i, j] = float(si == sj and abs(ri - rj) == 1)
-            rel[2, i, j] = float(si == sj and abs(ri - rj) == 2)
-    return rel.permute(1, 0, 2).reshape(NUM_CARDS, 3 * NUM_CARDS)
+    """(52, 3 * 52): the relation matrix of ``spec.relations``."""
+    return torch.from_numpy(relations())
 
 
 def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
@@ -178,9 +99,6 @@ def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
     card's same-rank, one-away and two-away cards."""
     b = x.shape[0]
     return torch.matmul(x, relations).reshape(b, -1, NUM_CARDS).transpose(1, 2)
-
-
-UNSEEN_PLANE, OPPONENT_TOOK_PLANE = PLANE["unseen"], PLANE["opponent_took"]
 
 
 def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
@@ -265,6 +183,19 @@ def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: t
     return (bce * unseen).sum() / unseen.sum().clamp(min=1)
 
 
+def knock_entropy(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The entropy of the choice to knock or not: ``(H, rows)``, ``H`` the binary entropy
+    of the probability mass the masked ``logits`` put on the knocks, for the ``rows``
+    where a knock is legal (then a plain discard is legal too)."""
+    rows = mask[:, KNOCK : KNOCK + NUM_CARDS].any(1)
+    x = masked_logits(logits[rows], mask[rows])
+    knock = torch.logsumexp(x[:, KNOCK : KNOCK + NUM_CARDS], 1)
+    rest = torch.logsumexp(torch.cat([x[:, :KNOCK], x[:, KNOCK + NUM_CARDS :]], 1), 1)
+    total = torch.logaddexp(knock, rest)
+    log_k, log_r = knock - total, rest - total
+    return -(log_k.exp() * log_k + log_r.exp() * log_r), rows
+
+
 class ActorCritic(nn.Module):
     """The actor (``architecture``) and the critic, built from a ``NetworkSpec``."""
 
@@ -303,8 +234,10 @@ class ActorCritic(nn.Module):
 
     def evaluate_actions(self, obs, mask, action, opponent_hand=None):
         """For the PPO update: log-probabilities of ``action``, entropies, values and the
-        belief net's logits (``actor_with_aux``), each network run once."""
+        belief net's logits (``actor_with_aux``; with them, ``logits``: the actor's raw
+        logits), each network run once."""
         logits, aux = self.actor_with_aux(obs)
+        aux = {**aux, "logits": logits}
         dist = Categorical(logits=masked_logits(logits, mask))
         return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand), aux
 

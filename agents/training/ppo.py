@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from agents.training.config import Config
-from agents.training.network import ActorCritic, belief_loss
+from agents.training.network import ActorCritic, belief_loss, knock_entropy
 from agents.training.rollout import Rollout
 from ginenv.actions import DRAW_STOCK, PASS
 
@@ -55,6 +55,7 @@ def update(
     critic_only: bool,
     rng: np.random.Generator,
     device,
+    knock_ent_coef: float = 0.0,
 ) -> dict:
     """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
@@ -97,6 +98,11 @@ def update(
                     d = drawing[mb]
                     phase_entropy += torch.stack([entropy[d].sum(), entropy[~d].sum()]).double().cpu()
             loss = v_loss * c.vf_coef if critic_only else pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
+            if knock_ent_coef > 0 and not critic_only:
+                k_ent, k_rows = knock_entropy(aux["logits"], batch["b_mask"][mb])
+                if k_rows.any():  # a mean over the rows with a knock, per decision of the minibatch
+                    loss = loss - knock_ent_coef * k_ent.sum() / len(mb)
+                    stats["losses/entropy_knock"] = k_ent.mean().item()
             if "belief" in aux:
                 b_loss = belief_loss(aux["belief"], mb_obs, mb_opp)
                 loss = loss + c.belief_coef * b_loss
