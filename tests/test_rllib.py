@@ -283,6 +283,8 @@ def test_the_command_names_bad_arguments(tmp_path):
     for league in ("pfsp=1", "league_exploiter_every=4"):
         with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
             R.ppo_config(config(tmp_path, league))
+    with pytest.raises(ValueError, match="knock_ent_coef is train.py's loss term"):
+        R.ppo_config(config(tmp_path, "knock_ent_coef=0.5"))
 
 
 # ----------------------------------------------------------------- two Ray nodes
