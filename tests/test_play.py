@@ -440,6 +440,22 @@ def first_moves(page, n):
         settle(page)
 
 
+def play_to_result(page):
+    """Click through the hand in play (knocking when the page allows) until its result shows."""
+    for _ in range(300):
+        if not page.is_hidden("#result"):
+            return
+        ids = page.evaluate("game.state.legal_actions.map(a => a.id)")
+        knocks = [a for a in ids if A.is_knock(a)]
+        if knocks:
+            page.click("#knock")
+            page.click(f"#hand [data-card='{format_card(A.card_of(knocks[0]))}']")
+            settle(page)
+        else:
+            first_moves(page, 1)
+    raise AssertionError("the hand did not end in 300 moves")
+
+
 def test_a_reload_mid_match_resumes_the_same_match_and_new_game_asks_first(chromium_page):
     browser, url = chromium_page
     page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -522,18 +538,7 @@ def test_a_finished_hand_replays_move_by_move_with_both_hands(chromium_page):
     page.once("dialog", lambda d: d.accept())
     page.click("#new")
     settle(page)
-    for _ in range(300):
-        if not page.is_hidden("#result"):
-            break
-        ids = page.evaluate("game.state.legal_actions.map(a => a.id)")
-        knocks = [a for a in ids if A.is_knock(a)]
-        if knocks:
-            page.click("#knock")
-            page.click(f"#hand [data-card='{format_card(A.card_of(knocks[0]))}']")
-            settle(page)
-        else:
-            first_moves(page, 1)
-    assert not page.is_hidden("#result")
+    play_to_result(page)
     final_pile = page.evaluate("game.state.discard_pile")
     page.click("#replay-open")
     page.wait_for_selector("#replay:not([hidden])")
@@ -571,3 +576,173 @@ def test_the_terminal_saves_the_games_record_and_replays_it(tmp_path):
     broken.write_text("[1, 2]")
     bad = subprocess.run([*common, "--load", str(broken)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert bad.returncode == 2 and "not a game record" in bad.stderr
+
+
+# ------------------------------------------------ the page, third round
+def test_the_favicon_is_served_and_the_page_loads_without_a_failed_request(chromium_page):
+    httpx = pytest.importorskip("httpx")
+    browser, url = chromium_page
+    r = httpx.get(url + "/favicon.ico")
+    assert r.status_code == 200 and r.headers["content-type"] == "image/x-icon" and r.content[:4] == b"\x00\x00\x01\x00"
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    failed = []
+    page.on("response", lambda resp: failed.append(resp.url) if resp.status >= 400 else None)
+    page.goto(url + "/")
+    settle(page)
+    page.wait_for_load_state("networkidle")
+    assert failed == []
+
+
+def test_the_cards_have_the_decks_faces_and_none_looks_selected_until_chosen(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    page.wait_for_load_state("networkidle")
+    faces = page.eval_on_selector_all(
+        "#hand .card",
+        "els => els.map(e => [e.dataset.card, e.querySelector('use').getAttribute('href'),"
+        " e.querySelector('use').getBBox().width])",
+    )
+    names = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
+    suits = {"s": "spade", "h": "heart", "d": "diamond", "c": "club"}
+    assert len(faces) == 10
+    for card, href, width in faces:
+        assert href == f"/static/cards/svg-cards.svg#{suits[card[-1]]}_{names.get(card[:-1], card[:-1])}"
+        assert width > 100  # the deck's symbol was found and drawn (a card is 169 units wide)
+    assert page.query_selector_all("#hand .card.selected") == []
+    lifted = page.eval_on_selector_all("#hand .card", "els => els.map(e => getComputedStyle(e).transform)")
+    assert set(lifted) == {"none"}  # no card drawn raised
+    page.keyboard.press("ArrowRight")
+    assert len(page.query_selector_all("#hand .card.selected")) == 1
+
+
+def test_an_illegal_click_or_key_says_why(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    while A.DRAW_STOCK not in page.evaluate("game.state.legal_actions.map(a => a.id)"):
+        first_moves(page, 1)
+    hand = page.evaluate("game.state.hand")
+    moves = page.evaluate("game.state.moves.length")
+    # aria-disabled cards and stock stay clickable (force: past Playwright's enabled check)
+    page.click(f"#hand [data-card='{hand[0]}']", force=True)  # a discard before drawing
+    assert "Draw first" in page.inner_text("#prompt") and "warn" in page.get_attribute("#prompt", "class")
+    page.keyboard.press("b")
+    assert "Draw first" in page.inner_text("#prompt")
+    assert page.evaluate("game.state.moves.length") == moves  # nothing was played
+    page.keyboard.press("t")  # take the discard: that card may not go straight back
+    settle(page)
+    taken = page.evaluate("game.state.taken")
+    page.click(f"#hand [data-card='{taken}']", force=True)
+    assert f"You took {taken} from the pile this turn" in page.inner_text("#prompt")
+    page.click("#stock", force=True)
+    assert "You have drawn" in page.inner_text("#prompt")
+    if not page.evaluate("game.state.legal_actions.some(a => a.id >= 52 && a.id < 104)"):
+        page.keyboard.press("k")
+        assert "No knock now" in page.inner_text("#prompt")
+
+
+def test_cards_slide_from_where_they_were(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    while A.DRAW_STOCK not in page.evaluate("game.state.legal_actions.map(a => a.id)"):
+        first_moves(page, 1)
+    page.click("#stock")
+    settle(page)
+    drawn = page.evaluate("game.state.drawn")
+    assert drawn in page.evaluate("document.body.dataset.moved").split()  # from the stock into the hand
+    card = page.evaluate("game.state.legal_actions.filter(a => a.id < 52).map(a => a.id)")[0]
+    name = format_card(card)
+    page.click(f"#hand [data-card='{name}']")
+    settle(page)
+    pile = page.evaluate("game.state.discard_pile")
+    if name in pile[-6:]:  # still in sight on the pile (the bot may have taken it)
+        assert name in page.evaluate("document.body.dataset.moved").split()
+
+
+def test_a_reload_while_the_result_is_open_shows_it_again(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    play_to_result(page)
+    title = page.inner_text("#result-title")
+    page.reload()
+    settle(page)
+    assert page.is_visible("#result") and page.inner_text("#result-title") == title
+    page.click("#next")
+    settle(page)
+    page.reload()
+    settle(page)
+    assert page.is_hidden("#result")
+    sheet = page.evaluate("game.state.sheet")
+    rows = page.eval_on_selector_all("#sheet-body tr", "els => els.map(e => [...e.cells].map(c => c.innerText))")
+    assert len(sheet) == 1 and rows[0][0] == "1"
+    scores = page.evaluate("game.state.scores")
+    assert rows[-1][1:3] == [str(scores["human"]), str(scores["bot"])]
+
+
+def test_the_score_sheet_ends_with_the_matchs_bonuses(chromium_page):
+    """A whole match played over the API (knock when allowed, else the first legal move),
+    then the page opened on it: each hand's points, the totals and the bonuses."""
+    httpx = pytest.importorskip("httpx")
+    browser, url = chromium_page
+    with httpx.Client(base_url=url, timeout=30) as client:
+        out = client.post("/api/games", json={"mode": "match", "opponent": "knock_early", "seed": 4}).json()
+        gid, state = out["id"], out["state"]
+        for _ in range(3000):
+            if state["over"]:
+                break
+            ids = [a["id"] for a in state["legal_actions"]]
+            move = next((a for a in ids if A.is_knock(a)), None) or (A.DRAW_STOCK if A.DRAW_STOCK in ids else ids[0])
+            state = client.post(f"/api/games/{gid}/actions", json={"action": move}).json()["state"]
+    assert state["over"]
+    m = state["result"]["match"]
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(f"{url}/?game={gid}")
+    settle(page)
+    rows = page.eval_on_selector_all("#sheet-body tr", "els => els.map(e => [...e.cells].map(c => c.innerText))")
+    hands = [r for r in rows if r[0]]
+    assert [int(r[0]) for r in hands] == list(range(1, len(state["sheet"]) + 1))
+    for r, h in zip(hands, state["sheet"]):
+        assert (r[1], r[2]) == (f"+{h['human']}" if h["human"] else "", f"+{h['bot']}" if h["bot"] else "")
+    labels = [r[3] for r in rows if not r[0]]
+    assert labels[0] == "total" and labels[-1] == "final" and "game bonus" in labels
+    assert rows[-1][1:3] == [str(m["final"]["human"]), str(m["final"]["bot"])]
+
+
+@pytest.mark.parametrize("rules", ["standard", "pagat", "wikihow", "casual"])
+def test_the_match_bonuses_are_itemised_as_the_rules_list_them(rules):
+    """Against a slow reference from the rule book: the game bonus to whoever reached the
+    target, a line bonus per hand won, the shutout by the preset's own kind; the parts
+    add up to the engine's bonus and the sheet's hands to the running totals."""
+    from ginenv.rules import Rules
+
+    r = Rules.preset(rules)
+    seen = set()
+    for seed in range(40):
+        g = play_knock_early(Game(make_agent("knock_early"), rules, "match", seed, seed % 2))
+        v = g.view()
+        m = v["result"]["match"]
+        run = {p: sum(h[p] for h in v["sheet"]) for p in ("human", "bot")}
+        assert {p: m["final"][p] - m["bonuses"][p] for p in run} == run
+        leader = max(run, key=run.get)
+        other = "bot" if leader == "human" else "human"
+        won = {p: sum(h[p] > 0 for h in v["sheet"]) for p in run}
+        clean = won[leader] == len(v["sheet"])  # every hand won, none dead
+        shutout = {
+            "double_hand_points": run[leader] if clean else 0,
+            "loser_scoreless": r.shutout_bonus if run[other] == 0 else 0,
+            "loser_won_no_hand": r.shutout_bonus if won[other] == 0 else 0,
+            "none": 0,
+        }[r.shutout]
+        parts = m["bonus_parts"]
+        assert parts[leader] == {"game": r.game_bonus, "line": r.line_bonus * won[leader], "shutout": shutout}
+        assert parts[other] == {"game": 0, "line": r.line_bonus * won[other], "shutout": 0}
+        seen.add(shutout > 0)
+    if r.shutout != "none":
+        assert seen == {True, False}, rules  # both kinds of ending met

@@ -206,7 +206,22 @@ class Game:
                 "bonuses": {HUMAN: int(s.bonus_points[0, me]), BOT: int(s.bonus_points[0, bot])},
                 "winner": None if s.winner[0] < 0 else who[int(s.winner[0])],
             }
+            out["match"]["bonus_parts"] = self._bonus_parts(out)
         return out
+
+    def _bonus_parts(self, last: dict) -> dict:
+        """The end-of-match bonuses by kind, as the rule texts list them: the game bonus
+        (to whoever reached the target), a line bonus for each hand won, and the shutout
+        (the rest of the engine's bonus, for the preset's kind of shutout)."""
+        sheet = [r["points"] for r in [*self.results, last]]
+        scores = {p: sum(x[p] for x in sheet) for p in (HUMAN, BOT)}
+        leader = max((HUMAN, BOT), key=lambda p: scores[p])
+        parts = {}
+        for p in (HUMAN, BOT):
+            game = self.rules.game_bonus if p == leader else 0
+            line = self.rules.line_bonus * sum(x[p] > 0 for x in sheet)
+            parts[p] = {"game": game, "line": line, "shutout": last["match"]["bonuses"][p] - game - line}
+        return parts
 
     # ------------------------------------------------------------------- record
     def record(self) -> dict:
@@ -271,6 +286,8 @@ class Game:
         if self.results:
             out["result"] = self.results[-1]
             out["hands_played"] = len(self.results)
+        # The score sheet: each finished hand's points (public once the hand is over).
+        out["sheet"] = [{"hand": r["hand"], "kind": r["kind"], **r["points"]} for r in self.results]
         return out
 
 

@@ -52,6 +52,7 @@ from starlette.concurrency import run_in_threadpool  # noqa: E402
 from starlette.exceptions import HTTPException  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 from starlette.middleware.base import BaseHTTPMiddleware  # noqa: E402
+from starlette.middleware.gzip import GZipMiddleware  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import FileResponse, JSONResponse  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
@@ -348,8 +349,12 @@ def make_app(
     async def page(request: Request):
         return FileResponse(WEB / "index.html")
 
+    async def favicon(request: Request):
+        return FileResponse(WEB / "favicon.ico", media_type="image/x-icon")
+
     routes = [
         Route("/", page),
+        Route("/favicon.ico", favicon),
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{gid}", show, methods=["GET"]),
         Route("/api/games/{gid}/record", record, methods=["GET"]),
@@ -357,7 +362,7 @@ def make_app(
         Route("/api/games/{gid}/hint", tip, methods=["GET"]),
         Mount("/static", StaticFiles(directory=WEB), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error}, middleware=[Middleware(ServedBy)])
+    app = Starlette(routes=routes, exception_handlers={HTTPException: error}, middleware=[Middleware(ServedBy), Middleware(GZipMiddleware, minimum_size=1000)])
     app.state.games = games
     return app
 

@@ -5,19 +5,38 @@ const SUITS = { s: "♠", h: "♥", d: "♦", c: "♣" };
 const DRAW = 104, TAKE = 105, PASS = 106, BIG_GIN = 107, KNOCK = 52;
 let game = null;          // {id, state}
 let knocking = false;     // the next card clicked knocks
-let selected = 0;         // keyboard-selected card
+let selected = -1;        // keyboard-selected card (-1: none until an arrow key picks one)
 let shownResults = 0;     // results already shown in the overlay
 
 const $ = (id) => document.getElementById(id);
 
+// Card faces: the SVG-cards deck (LGPL-2.1, static/cards/), one symbol a card.
+const FACE_SUITS = { s: "spade", h: "heart", d: "diamond", c: "club" };
+const FACE_RANKS = { A: "1", T: "10", J: "jack", Q: "queen", K: "king" };
+const faceId = (card) => `${FACE_SUITS[card.slice(-1)]}_${FACE_RANKS[card.slice(0, -1)] || card.slice(0, -1)}`;
+
 function cardEl(card, opts = {}) {
   const el = document.createElement(opts.button ? "button" : "div");
   const rank = card.slice(0, -1), suit = card.slice(-1);
-  el.className = "card" + (suit === "h" || suit === "d" ? " red" : "") + (opts.small ? " small" : "");
+  el.className = "card" + (suit === "h" || suit === "d" ? " red" : "") + (opts.small ? " small" : " face");
   el.dataset.card = card;
-  el.innerHTML = `<span class="rank">${rank === "T" ? "10" : rank}</span><span class="suit">${SUITS[suit]}</span>`;
+  el.innerHTML = `<span class="rank">${rank === "T" ? "10" : rank}</span><span class="suit">${SUITS[suit]}</span>` +
+    (opts.small ? "" : `<svg viewBox="0 0 169.075 244.64" aria-hidden="true"><use href="/static/cards/svg-cards.svg#${faceId(card)}"/></svg>`);
   el.setAttribute("aria-label", card);
   return el;
+}
+
+// Which results the person has seen, kept per game across reloads (a reload while a
+// hand's result is open shows it again).
+const seenKey = (gid) => `ginenv.seen.${gid}`;
+function markSeen(n) {
+  shownResults = n;
+  try { localStorage.setItem(seenKey(game.id), String(n)); } catch (e) { /* storage off: this tab only */ }
+}
+function seenBefore(gid, s) {
+  let v = null;
+  try { v = localStorage.getItem(seenKey(gid)); } catch (e) { /* storage off */ }
+  return v === null ? Math.max(0, (s.hands_played || 0) - 1) : Number(v);
 }
 
 async function api(method, path, body) {
@@ -57,7 +76,7 @@ async function resume() {
   try {
     const out = await api("GET", `/api/games/${encodeURIComponent(gid)}`);
     game = { id: out.id, state: out.state };
-    shownResults = out.state.hands_played || 0;
+    shownResults = seenBefore(out.id, out.state);
     $("mode").value = out.state.mode;
     render([]);
   } catch (e) {
@@ -67,13 +86,16 @@ async function resume() {
 }
 
 async function play(action) {
-  if (!game || !legal(action)) return;
+  if (!game) return;
+  if (!legal(action)) { explain(action); return; }
   knocking = false;
   $("hint-box").textContent = "";
   try {
+    const before = positions();
     const out = await api("POST", `/api/games/${game.id}/actions`, { action });
     game = { id: out.id, state: out.state };
     render(out.bot_moves);
+    animate(before, action, out.bot_moves || []);
   } catch (e) {
     $("prompt").textContent = e.message;
   }
@@ -96,7 +118,7 @@ function render(botMoves) {
     s.opponent_took.forEach((c) => known.appendChild(cardEl(c, { small: true })));
   }
   $("stock-size").textContent = s.stock_size;
-  $("stock").disabled = !legal(DRAW);
+  $("stock").classList.toggle("off", !legal(DRAW));
   const pile = $("pile");
   pile.innerHTML = "";
   $("pile-size").textContent = s.discard_pile.length;
@@ -108,7 +130,7 @@ function render(botMoves) {
     const el = cardEl(c, { button: i === shown.length - 1 });
     if (i === shown.length - 1) {
       el.id = "top";
-      el.disabled = !legal(TAKE);
+      el.classList.toggle("off", !legal(TAKE));
       el.title = "take it (T)";
       el.onclick = () => play(TAKE);
     } else el.classList.add("under");
@@ -131,8 +153,9 @@ function render(botMoves) {
     for (const c of g.cards) {
       const id = cardId(c);
       const el = cardEl(c, { button: true });
-      const can = legal(id) || legal(KNOCK + id);
-      el.disabled = !can;
+      const can = knocking ? legal(KNOCK + id) : legal(id) || legal(KNOCK + id);
+      el.classList.toggle("off", !can);
+      el.setAttribute("aria-disabled", String(!can));
       el.dataset.index = index++;
       if (c === s.taken) el.classList.add("taken");
       if (c === s.drawn) { el.classList.add("drawn"); el.title = "you drew this card"; }
@@ -152,6 +175,7 @@ function render(botMoves) {
   $("knock").disabled = !s.legal_actions.some((a) => a.id >= KNOCK && a.id < DRAW);
   $("knock").classList.toggle("on", knocking);
   $("hint").disabled = s.to_move !== "human";
+  $("prompt").classList.remove("warn");
   $("prompt").textContent = s.over ? "Game over: start a new one." :
     knocking ? "Knock: click the card to lay face down." : prompt(s);
   const log = $("log");
@@ -162,7 +186,86 @@ function render(botMoves) {
     li.textContent = `${m.player === "human" ? "You" : "Bot"}: ${m.label}`;
     log.appendChild(li);
   });
+  drawSheet(s);
   if (s.result && (s.hands_played || 0) > shownResults) showResult(s.result, s);
+}
+
+function explain(action) {
+  // Why a click or key does nothing now, in the prompt line.
+  const s = game.state;
+  const card = action < DRAW ? s.hand.find((c) => cardId(c) === action % KNOCK) : null;
+  let why;
+  if (s.over) why = "The game is over: start a new one (N).";
+  else if (s.to_move !== "human") why = "Wait: it is the bot's turn.";
+  else if (legal(PASS)) why = action === DRAW ? "First take the upcard (T) or pass (P); then the stock opens." :
+    "Take the upcard (T) or pass (P) first.";
+  else if (legal(DRAW)) why = "Draw first: from the stock (D) or the discard pile (T).";
+  else if (action === DRAW || action === TAKE || action === PASS) why = "You have drawn: now discard a card, or knock.";
+  else if (action === BIG_GIN) why = "Big gin needs all eleven cards in melds.";
+  else if (card && card === s.taken) why = `You took ${card} from the pile this turn: discard another card.`;
+  else if (action === -1) why = `No knock now: after the discard your ten cards must leave at most ${s.knock_limit} deadwood.`;
+  else if (action >= KNOCK && action < DRAW)
+    why = `You cannot knock with ${card}: the other ten cards would leave more than ${s.knock_limit} deadwood.`;
+  else why = "That move is not legal now.";
+  const p = $("prompt");
+  p.textContent = why;
+  p.classList.add("warn");
+}
+
+function drawSheet(s) {
+  // The score sheet: each hand's points, the running totals, and at the end the bonuses.
+  const body = $("sheet-body");
+  body.innerHTML = "";
+  const run = { human: 0, bot: 0 };
+  const row = (cells, cls) => {
+    const tr = document.createElement("tr");
+    if (cls) tr.className = cls;
+    cells.forEach((c) => { const td = document.createElement("td"); td.textContent = c; tr.appendChild(td); });
+    body.appendChild(tr);
+  };
+  for (const h of s.sheet || []) {
+    run.human += h.human; run.bot += h.bot;
+    const kind = h.kind === "dead" || h.kind === "truncated" ? "dead" : h.kind.replace("_", " ");
+    row([h.hand, h.human ? `+${h.human}` : "", h.bot ? `+${h.bot}` : "", kind]);
+  }
+  row(["", run.human, run.bot, "total"], "total");
+  const m = s.result && s.result.match;
+  if (m && s.over) {
+    for (const [key, name] of [["game", "game bonus"], ["line", "line bonuses"], ["shutout", "shutout"]]) {
+      const a = m.bonus_parts.human[key], b = m.bonus_parts.bot[key];
+      if (a || b) row(["", a ? `+${a}` : "", b ? `+${b}` : "", name], "bonus");
+    }
+    row(["", m.final.human, m.final.bot, "final"], "total");
+  }
+  $("sheet-box").hidden = !(s.sheet || []).length;
+}
+
+// ------------------------------------------------------------ card movement
+function positions() {
+  // Where each card, the stock and the bot's hand are on screen before a move.
+  const out = { cards: {}, stock: $("stock").getBoundingClientRect(), bot: $("bot-hand").getBoundingClientRect() };
+  document.querySelectorAll("#hand .card, #pile .card").forEach((el) => { out.cards[el.dataset.card] = el.getBoundingClientRect(); });
+  return out;
+}
+
+function animate(before, action, botMoves) {
+  // Each card of the hand and the pile slides from where it was (the stock for a drawn
+  // card, the bot's hand for the bot's discards) to where it is now.
+  const moved = [];
+  if (window.matchMedia("(prefers-reduced-motion: reduce)").matches) return;
+  const botThrew = new Set(botMoves.map((m) => m.label.split(" ").pop()));
+  document.querySelectorAll("#hand .card, #pile .card").forEach((el) => {
+    const now = el.getBoundingClientRect();
+    const from = before.cards[el.dataset.card] ||
+      (el.closest("#hand") ? (action === DRAW ? before.stock : null) : (botThrew.has(el.dataset.card) ? before.bot : null));
+    if (!from) return;
+    const dx = from.left - now.left, dy = from.top - now.top;
+    if (Math.abs(dx) < 1 && Math.abs(dy) < 1) return;
+    el.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }],
+      { duration: 280, easing: "cubic-bezier(.2,.7,.3,1)" });
+    moved.push(el.dataset.card);
+  });
+  document.body.dataset.moved = moved.join(" ");  // the cards that moved (for tests and tools)
 }
 
 function prompt(s) {
@@ -178,7 +281,6 @@ function cardId(card) {
 }
 
 function showResult(r, s) {
-  shownResults = s.hands_played;
   const who = { human: "You", bot: "The bot" };
   const verbs = { knock: "knocked", gin: "went gin", big_gin: "went big gin", undercut: r.knocker === "human" ? "knocked and were undercut" : "knocked and was undercut",
     tie: "knocked and tied: nobody scores" };
@@ -235,6 +337,8 @@ function showResult(r, s) {
   }
   $("next").textContent = s.over ? "New game" : "Next hand";
   $("result").hidden = false;
+  $("result").querySelectorAll(".result-row .card").forEach((el, i) =>
+    el.animate([{ transform: "rotateY(90deg)" }, { transform: "none" }], { duration: 260, delay: 20 * i, fill: "backwards" }));
   $("next").focus();
 }
 
@@ -303,6 +407,7 @@ $("replay-next").onclick = () => { replay.step = Math.min(replay.hand.moves.leng
 $("replay-close").onclick = () => { $("replay").hidden = true; $("result").hidden = false; };
 
 function closeResult() {
+  markSeen(game.state.hands_played || 0);
   $("result").hidden = true;
   if (game.state.over) newGame();
 }
@@ -318,7 +423,7 @@ async function showHint() {
 }
 
 function markSelected() {
-  document.querySelectorAll("#hand .card").forEach((el) => el.classList.toggle("selected", +el.dataset.index === selected));
+  document.querySelectorAll("#hand .card").forEach((el) => el.classList.toggle("selected", selected >= 0 && +el.dataset.index === selected));
 }
 
 $("new").onclick = () => newGame();
@@ -327,7 +432,12 @@ $("draw").onclick = () => play(DRAW);
 $("take").onclick = () => play(TAKE);
 $("pass").onclick = () => play(PASS);
 $("biggin").onclick = () => play(BIG_GIN);
-$("knock").onclick = () => { knocking = !knocking; render(); };
+function toggleKnock() {
+  if (!knocking && !game.state.legal_actions.some((a) => a.id >= KNOCK && a.id < DRAW)) { explain(-1); return; }
+  knocking = !knocking;
+  render();
+}
+$("knock").onclick = toggleKnock;
 $("hint").onclick = showHint;
 $("next").onclick = closeResult;
 
@@ -343,7 +453,7 @@ document.addEventListener("keydown", (e) => {
   else if (key === "t") play(TAKE);
   else if (key === "p") play(PASS);
   else if (key === "b") play(BIG_GIN);
-  else if (key === "k") { knocking = !knocking; render(); }
+  else if (key === "k") toggleKnock();
   else if (key === "h") showHint();
   else if (key === "n") newGame();
   else if (e.key === "ArrowRight") { selected = Math.min(selected + 1, cards.length - 1); markSelected(); }
