@@ -165,8 +165,15 @@ def test_the_knock_bonus_keeps_the_knock_open_and_logs_its_entropy():
     from agents.training.network import knock_entropy
 
     config = make_config(
-        sets=["num_envs=32", "num_steps=64", "hidden_sizes=[16]", "update_epochs=1", "num_minibatches=1",
-              "vf_coef=0", "opponents={self: 1.0}"]
+        sets=[
+            "num_envs=32",
+            "num_steps=64",
+            "hidden_sizes=[16]",
+            "update_epochs=1",
+            "num_minibatches=1",
+            "vf_coef=0",
+            "opponents={self: 1.0}",
+        ]
     )
     torch.manual_seed(2)
     rng = np.random.default_rng(2)
@@ -185,7 +192,9 @@ def test_the_knock_bonus_keeps_the_knock_open_and_logs_its_entropy():
     assert rows.sum() > 5
     optimizer, groups = ppo.make_optimizer(model, config)
     optimizer.param_groups[0]["lr"] = 1e-2
-    stats = ppo.update(model, optimizer, groups, batch, config, 0.0, False, rng, torch.device("cpu"), knock_ent_coef=1.0)
+    stats = ppo.update(
+        model, optimizer, groups, batch, config, 0.0, False, rng, torch.device("cpu"), knock_ent_coef=1.0
+    )
     assert stats["losses/entropy_knock"] == pytest.approx(before.mean().item(), rel=1e-4)
     with torch.no_grad():
         after, _ = knock_entropy(model.actor(batch["b_obs"]), batch["b_mask"])

@@ -1,8 +1,8 @@
 """The network: the spec and its refusals, the card features against per-card loops,
 the belief net's plane and its loss, old checkpoints still loading."""
 
-import math
 import json
+import math
 from pathlib import Path
 
 import numpy as np

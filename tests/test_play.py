@@ -746,3 +746,86 @@ def test_the_match_bonuses_are_itemised_as_the_rules_list_them(rules):
         seen.add(shutout > 0)
     if r.shutout != "none":
         assert seen == {True, False}, rules  # both kinds of ending met
+
+
+@pytest.mark.parametrize(
+    "lang, words, expect",
+    [
+        ("nl", {"draw": "trek", "take": "pak", "pass": "pas", "knock": "klop", "help": "hulp"}, "=== partij voorbij"),
+        ("no", {"draw": "trekk", "take": "ta", "pass": "pass", "knock": "bank", "help": "hjelp"}, "=== kampen er over"),
+    ],
+)
+def test_the_terminal_plays_a_match_in_dutch_and_norwegian(lang, words, expect):
+    """The moves typed in the language's own words give the English game's result,
+    told in that language."""
+    from agents.play.lang import phrase
+
+    seed, seat = 11, 1
+    script_game = Game(make_agent("knock_early"), "standard", "match", seed, seat)
+    english = script(script_game)
+    lines = [words["help"], *(" ".join([words.get(w, w) for w in line.split(" ", 1)]) for line in english)]
+    assert {words["draw"], words["pass"]} <= set(lines)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agents.play",
+            "--opponent",
+            "knock_early",
+            "--seed",
+            str(seed),
+            "--seat",
+            str(seat),
+            "--lang",
+            lang,
+        ],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    final = script_game.results[-1]["match"]
+    assert expect in text and "? " not in text  # every move was understood
+    assert (
+        phrase(
+            lang,
+            "t_match",
+            winner=phrase(lang, {"human": "t_you_win", "bot": "t_bot_wins"}[final["winner"]]),
+            you=final["final"]["human"],
+            bot=final["final"]["bot"],
+            by=final["bonuses"]["human"],
+            bb=final["bonuses"]["bot"],
+        )
+        in text
+    )
+    assert text.count(phrase(lang, "t_legal")) == 1
+    assert "your move" not in text and "discard pile" not in text  # nothing left in English
+
+
+def test_the_page_speaks_dutch_and_norwegian_and_keeps_the_choice(chromium_page):
+    from agents.play.lang import move_label, phrase
+
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    assert page.inner_text("#draw") == "Draw"  # the browser speaks English here
+    page.select_option("#lang", "nl")
+    page.wait_for_function("document.documentElement.lang === 'nl'")
+    assert page.inner_text("#draw") == phrase("nl", "draw") and page.inner_text("#new") == phrase("nl", "new_game")
+    first_moves(page, 3)
+    moves = page.evaluate("game.state.moves")
+    log = page.eval_on_selector_all("#log li", "els => els.map(e => e.innerText)")
+    who = {"human": phrase("nl", "you"), "bot": phrase("nl", "bot")}
+    assert log == [f"{who[m['player']]}: {move_label('nl', m['action'])}" for m in moves]
+    assert page.inner_text("#prompt") in {phrase("nl", k) for k in ("p_offer", "p_draw", "p_discard")}
+    page.reload()
+    settle(page)
+    page.wait_for_function("document.documentElement.lang === 'nl'")  # kept across a reload
+    page.goto(url + "/?lang=no&game=" + page.evaluate("game.id"))
+    settle(page)
+    page.wait_for_function("document.documentElement.lang === 'no'")
+    assert page.text_content("[data-t='stock']") == "trekkbunken"

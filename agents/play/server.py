@@ -60,6 +60,7 @@ from starlette.staticfiles import StaticFiles  # noqa: E402
 
 from agents import SHIPPED, make_agent, strict_json  # noqa: E402
 from agents.play.game import Game, hint, hint_policy  # noqa: E402
+from agents.play.lang import LANGUAGES, table  # noqa: E402
 from agents.play.store import GameStore, StoreError, default_path  # noqa: E402
 from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import PRESETS  # noqa: E402
@@ -349,12 +350,19 @@ def make_app(
     async def page(request: Request):
         return FileResponse(WEB / "index.html")
 
+    async def text(request: Request):
+        lang = request.path_params["lang"]
+        if lang not in LANGUAGES:
+            raise HTTPException(404, f"no language {lang!r}; the page speaks {', '.join(LANGUAGES)}")
+        return JSONResponse(table(lang))
+
     async def favicon(request: Request):
         return FileResponse(WEB / "favicon.ico", media_type="image/x-icon")
 
     routes = [
         Route("/", page),
         Route("/favicon.ico", favicon),
+        Route("/api/text/{lang}", text, methods=["GET"]),
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{gid}", show, methods=["GET"]),
         Route("/api/games/{gid}/record", record, methods=["GET"]),
@@ -362,7 +370,11 @@ def make_app(
         Route("/api/games/{gid}/hint", tip, methods=["GET"]),
         Mount("/static", StaticFiles(directory=WEB), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: error}, middleware=[Middleware(ServedBy), Middleware(GZipMiddleware, minimum_size=1000)])
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: error},
+        middleware=[Middleware(ServedBy), Middleware(GZipMiddleware, minimum_size=1000)],
+    )
     app.state.games = games
     return app
 

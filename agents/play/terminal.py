@@ -20,6 +20,7 @@ from pathlib import Path
 
 from agents import SHIPPED, make_agent
 from agents.play.game import BOT, HUMAN, Game, hint, hint_policy, parse_move
+from agents.play.lang import LANGUAGES, move_label, phrase, to_english
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import format_card
@@ -28,57 +29,79 @@ from ginenv.rules import PRESETS
 PROMPT = "> "
 
 
-def show_hand(a: dict) -> str:
+def show_hand(a: dict, lang: str = "en") -> str:
     groups = " ".join(f"[{' '.join(m)}]" for m in a["melds"])
-    return f"{groups} {' '.join(a['deadwood_cards'])}".strip() + f"   (deadwood {a['deadwood']})"
+    return f"{groups} {' '.join(a['deadwood_cards'])}".strip() + "   " + phrase(lang, "t_deadwood", n=a["deadwood"])
 
 
-def show_table(v: dict) -> str:
+def show_table(v: dict, lang: str = "en") -> str:
+    deal = phrase(lang, "you_deal" if v["dealer"] == HUMAN else "bot_deals")
     lines = [
-        f"hand {v['hand_no']} - you {v['scores'][HUMAN]}, bot {v['scores'][BOT]} (to {v['target']}) - "
-        f"{'you deal' if v['dealer'] == HUMAN else 'the bot deals'} - stock {v['stock_size']} - "
-        f"knock limit {v['knock_limit']}"
+        phrase(
+            lang,
+            "t_table",
+            hand=v["hand_no"],
+            you=v["scores"][HUMAN],
+            bot=v["scores"][BOT],
+            target=v["target"],
+            deal=deal,
+            stock=v["stock_size"],
+            limit=v["knock_limit"],
+        )
     ]
     pile = v["discard_pile"]
-    lines.append(f"discard pile: {' '.join(pile[:-1] + [f'[{pile[-1]}]'])}" if pile else "discard pile: empty")
+    pile_line = phrase(lang, "t_pile", cards=" ".join(pile[:-1] + [f"[{pile[-1]}]"])) if pile else None
+    lines.append(pile_line or phrase(lang, "t_pile_empty"))
     # The bot's discards this hand, in the order thrown (a passed upcard was never thrown).
     threw = [format_card(m["action"]) for m in v["moves"] if m["player"] == BOT and 0 <= m["action"] < A.KNOCK]
     if v["opponent_took"] or threw:
         lines.append(
-            f"the bot holds {' '.join(v['opponent_took']) or '-'} from the pile; threw {' '.join(threw) or '-'}"
+            phrase(lang, "t_bot_holds", took=" ".join(v["opponent_took"]) or "-", threw=" ".join(threw) or "-")
         )
-    just = f"   (just took {v['taken']})" if v["taken"] else (f"   (you drew {v['drawn']})" if v.get("drawn") else "")
-    lines.append(f"your hand: {show_hand(v['arrangement'])}" + just)
+    just = (
+        "   " + phrase(lang, "t_just_took", card=v["taken"])
+        if v["taken"]
+        else ("   " + phrase(lang, "t_you_drew", card=v["drawn"]) if v.get("drawn") else "")
+    )
+    lines.append(phrase(lang, "t_your_hand", hand=show_hand(v["arrangement"], lang)) + just)
     return "\n".join(lines)
 
 
-def show_result(r: dict) -> str:
-    lines = [f"--- hand {r['hand']} over: {r['kind'].replace('_', ' ')}"]
+def kind_name(kind: str, lang: str = "en") -> str:
+    return phrase(lang, "k_" + ("dead" if kind == "truncated" else kind)) if lang != "en" else kind.replace("_", " ")
+
+
+def show_result(r: dict, lang: str = "en") -> str:
+    lines = [phrase(lang, "t_hand_over", n=r["hand"], kind=kind_name(r["kind"], lang))]
     for who in (HUMAN, BOT):
-        name = "you" if who == HUMAN else "bot"
-        mark = " (knocked)" if r["knocker"] == who else ""
-        lines.append(f"  {name:4s}{mark}: {show_hand(r['hands'][who])}")
+        name = phrase(lang, "t_you" if who == HUMAN else "t_bot")
+        mark = phrase(lang, "t_knocked") if r["knocker"] == who else ""
+        lines.append(f"  {name:4s}{mark}: {show_hand(r['hands'][who], lang)}")
     if r.get("knock_card"):
-        lines.append(f"  knocked with {r['knock_card']} face down")
+        lines.append("  " + phrase(lang, "t_knocked_with", card=r["knock_card"]))
     if r.get("rearranged"):
-        lines.append(
-            "  (the knocker's melds are arranged for its best score against the lay-offs, not for the "
-            "least deadwood shown during play: a house rule, docs/rules.md)"
-        )
+        lines.append("  " + phrase(lang, "t_rearranged"))
     for lay in r["layoffs"]:
-        lines.append(f"  laid off {lay['card']} onto {' '.join(lay['onto'])}")
-    lines.append(f"  points: you {r['points'][HUMAN]}, bot {r['points'][BOT]}{breakdown(r)}")
+        lines.append("  " + phrase(lang, "t_laid_off", card=lay["card"], meld=" ".join(lay["onto"])))
+    lines.append("  " + phrase(lang, "t_points", you=r["points"][HUMAN], bot=r["points"][BOT]) + breakdown(r, lang))
     if "match" in r:
         m = r["match"]
-        winner = {HUMAN: "you win", BOT: "the bot wins", None: "a draw"}[m["winner"]]
+        winner = phrase(lang, {HUMAN: "t_you_win", BOT: "t_bot_wins", None: "t_a_draw"}[m["winner"]])
         lines.append(
-            f"=== match over: {winner}. Final: you {m['final'][HUMAN]}, bot {m['final'][BOT]} "
-            f"(bonuses: you {m['bonuses'][HUMAN]}, bot {m['bonuses'][BOT]})"
+            phrase(
+                lang,
+                "t_match",
+                winner=winner,
+                you=m["final"][HUMAN],
+                bot=m["final"][BOT],
+                by=m["bonuses"][HUMAN],
+                bb=m["bonuses"][BOT],
+            )
         )
     return "\n".join(lines)
 
 
-def breakdown(r: dict) -> str:
+def breakdown(r: dict, lang: str = "en") -> str:
     """How a hand's points came about, as the rule texts score them: the deadwood
     difference and the gin, big gin or undercut bonus (`` (22 - 5 deadwood)``)."""
     if r["knocker"] is None or r["kind"] == "tie":
@@ -87,29 +110,29 @@ def breakdown(r: dict) -> str:
     kd, dd = r["hands"][knocker]["deadwood"], r["hands"][defender]["deadwood"]
     if r["kind"] in ("gin", "big_gin"):
         bonus = r["points"][knocker] - dd
-        return f"  ({dd} deadwood + {bonus} {r['kind'].replace('_', ' ')} bonus)"
+        return "  " + phrase(lang, "t_bd_gin", dd=dd, bonus=bonus, kind=kind_name(r["kind"], lang))
     if r["kind"] == "undercut":
         bonus = r["points"][defender] - (kd - dd)
-        return f"  ({kd} - {dd} deadwood + {bonus} undercut bonus)"
-    return f"  ({dd} - {kd} deadwood)"
+        return "  " + phrase(lang, "t_bd_undercut", kd=kd, dd=dd, bonus=bonus)
+    return "  " + phrase(lang, "t_bd_knock", dd=dd, kd=kd)
 
 
-def summarize(legal: list) -> str:
+def summarize(legal: list, lang: str = "en") -> str:
     """The legal moves in a line: ``draw | take | discard 4s 6s ... | knock 9s | big gin``."""
     discards = [a["label"].split()[-1] for a in legal if a["id"] < A.KNOCK]
     knocks = [a["label"].split()[-1] for a in legal if A.KNOCK <= a["id"] < A.DRAW_STOCK]
-    words = {A.DRAW_STOCK: "draw", A.TAKE_DISCARD: "take", A.PASS: "pass", A.BIG_GIN: "big gin"}
-    parts = [words[a["id"]] for a in legal if a["id"] in words]
+    words = {A.DRAW_STOCK: "c_draw", A.TAKE_DISCARD: "c_take", A.PASS: "c_pass", A.BIG_GIN: "c_big_gin"}
+    parts = [phrase(lang, words[a["id"]]) for a in legal if a["id"] in words]
     if discards:
-        parts.append("discard " + " ".join(discards))
+        parts.append(phrase(lang, "c_discard") + " " + " ".join(discards))
     if knocks:
-        parts.append("knock " + " ".join(knocks))
+        parts.append(phrase(lang, "c_knock") + " " + " ".join(knocks))
     return " | ".join(parts)
 
 
-def run(game: Game, lines, out, hinter=None) -> int:
-    """Play ``game`` reading moves from ``lines`` and writing to ``out``; returns the
-    number of moves made."""
+def run(game: Game, lines, out, hinter=None, lang: str = "en") -> int:
+    """Play ``game`` reading moves from ``lines`` and writing to ``out`` in ``lang`` (moves
+    may be typed in its words too); returns the number of moves made."""
     say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
     seen, made = 0, 0
 
@@ -119,11 +142,11 @@ def run(game: Game, lines, out, hinter=None) -> int:
         nonlocal seen
         for m in bot_moves:
             while seen < len(game.results) and game.results[seen]["hand"] < m["hand"]:
-                say(show_result(game.results[seen]))
+                say(show_result(game.results[seen], lang))
                 seen += 1
-            say(f"bot: {m['label']}")
+            say(f"{phrase(lang, 't_bot')}: {move_label(lang, -1 if m['action'] is None else m['action'])}")
         for r in game.results[seen:]:
-            say(show_result(r))
+            say(show_result(r, lang))
         seen = len(game.results)
 
     report(game.last_bot_moves)
@@ -133,28 +156,29 @@ def run(game: Game, lines, out, hinter=None) -> int:
         v = game.view()
         if redraw:
             say()
-            say(show_table(v))
-            say(f"your move: {summarize(v['legal_actions'])}   (help, hint, quit)")
+            say(show_table(v, lang))
+            say(phrase(lang, "t_your_move", moves=summarize(v["legal_actions"], lang)))
         redraw = False
         out.write(PROMPT)
         out.flush()
         line = next(lines, None)
-        if line is None or line.strip().lower() in ("quit", "exit", "q"):
-            say("\nbye")
+        word = None if line is None else to_english(lang, line)
+        if word is None or word in ("quit", "exit", "q"):
+            say("\n" + phrase(lang, "t_bye"))
             return made
-        word = line.strip().lower()
+        line = word
         if word in ("help", "?"):
-            say("legal moves: " + "; ".join(a["label"] for a in v["legal_actions"]))
-            say("type: draw, take, pass, a card to discard (7h), knock 7h, big gin, hint, quit")
+            say(phrase(lang, "t_legal") + "; ".join(move_label(lang, a["id"]) for a in v["legal_actions"]))
+            say(phrase(lang, "t_type"))
             continue
         if word == "hint":
             tips = hint(game, hinter) if hinter is not None else []
             say(
-                "hint: "
+                phrase(lang, "t_hint")
                 + (
-                    "; ".join(f"{t['label']} ({t['probability']:.0%})" for t in tips)
+                    "; ".join(f"{move_label(lang, t['id'])} ({t['probability']:.0%})" for t in tips)
                     if tips
-                    else "no trained policy at hand for hints"
+                    else phrase(lang, "t_no_hints")
                 )
             )
             continue
@@ -187,11 +211,14 @@ def main(argv=None) -> int:
     p.add_argument("--seat", type=int, default=0, choices=[0, 1], help="your seat (0 or 1)")
     p.add_argument("--save", metavar="FILE", help="write the game's record (JSON) here when you stop")
     p.add_argument("--load", metavar="FILE", help="replay a saved record (or one from the server's API) and exit")
+    p.add_argument(
+        "--lang", default="en", choices=LANGUAGES, help="the game's language: en, nl (Nederlands), no (norsk)"
+    )
     args = p.parse_args(argv)
     if args.load:
         try:
             record = json.loads(Path(args.load).read_text())
-            print(show_record(record.get("record", record)))
+            print(show_record(record.get("record", record), args.lang))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             p.error(f"--load {args.load}: not a game record ({e})")
         return 0
@@ -208,15 +235,13 @@ def main(argv=None) -> int:
     except (ValueError, ImportError) as e:
         p.error(str(e))
     game = Game(opponent, args.rules, args.mode, seed, args.seat)
-    print(
-        f"gin rummy against {getattr(opponent, 'name', args.opponent)}, {args.rules} rules, "
-        f"{'one hand' if args.mode == 'hand' else 'a match'}"
-    )
+    what = phrase(args.lang, "t_one_hand" if args.mode == "hand" else "t_a_match")
+    print(phrase(args.lang, "t_intro", name=getattr(opponent, "name", args.opponent), rules=args.rules, what=what))
     code = 0
     try:
-        run(game, sys.stdin, sys.stdout, hint_policy(opponent))
+        run(game, sys.stdin, sys.stdout, hint_policy(opponent), args.lang)
     except KeyboardInterrupt:  # Ctrl-C: end the game, no traceback
-        print("\nbye")
+        print("\n" + phrase(args.lang, "t_bye"))
         code = 130
     if args.save:
         Path(args.save).write_text(json.dumps(game.record(), indent=2))
@@ -226,7 +251,7 @@ def main(argv=None) -> int:
     return code
 
 
-def show_record(record: dict) -> str:
+def show_record(record: dict, lang: str = "en") -> str:
     """A saved record as text: each finished hand's moves and result, then the hand in
     play as far as it was seen."""
     lines = [f"a game record: {record['mode']}, rules {record['rules']}, you in seat {record['seat']}"]
@@ -234,7 +259,7 @@ def show_record(record: dict) -> str:
         lines.append(f"\nhand {h['result']['hand']}: the upcard {h.get('upcard', '?')}")
         for i, m in enumerate(h["moves"], 1):
             lines.append(f"  {i:3d}. {'you' if m['player'] == HUMAN else 'bot'}: {m['label']}")
-        lines.append(show_result(h["result"]))
+        lines.append(show_result(h["result"], lang))
     if record.get("in_play"):
         lines.append("\nthe hand in play (as you saw it):")
         for i, m in enumerate(record["in_play"]["moves"], 1):

@@ -93,7 +93,7 @@ class Config:
     """Entropy bonus at the start."""
     ent_coef_final: float = 0.001
     """Entropy bonus at the end (linear schedule)."""
-    knock_ent_coef: float = 0.0
+    knock_ent_coef: float = 0.5
     """A further entropy bonus on one choice: to knock or not, where a knock is legal (the
     binary entropy of the probability the policy puts on the knocks), annealed linearly
     to 0 by the end of the run. It keeps that choice open after the early updates have

@@ -10,6 +10,38 @@ let shownResults = 0;     // results already shown in the overlay
 
 const $ = (id) => document.getElementById(id);
 
+// ------------------------------------------------------------- the language
+// The phrases come from the server (agents/play/lang.py owns them): English, Dutch, Norwegian.
+let words = {};
+function T(key, fields = {}) {
+  return (words[key] || key).replace(/\{(\w+)\}/g, (_, k) => fields[k]);
+}
+function chosenLang() {
+  const asked = new URLSearchParams(location.search).get("lang");
+  let kept = null;
+  try { kept = localStorage.getItem("ginenv.lang"); } catch (e) { /* storage off */ }
+  const browser = (navigator.language || "en").slice(0, 2);
+  const guess = { nl: "nl", nb: "no", nn: "no", no: "no" }[browser] || "en";
+  return [asked, kept, guess].find((l) => ["en", "nl", "no"].includes(l));
+}
+async function setLang(lang) {
+  words = await api("GET", `/api/text/${lang}`);
+  document.documentElement.lang = lang;
+  $("lang").value = lang;
+  try { localStorage.setItem("ginenv.lang", lang); } catch (e) { /* storage off */ }
+  document.querySelectorAll("[data-t]").forEach((el) => { el.textContent = T(el.dataset.t); });
+  document.title = `${T("title")} ${T("against")}`;
+  if (game) render([]);
+}
+const cardName = (id) => "A23456789TJQK"[id % 13] + "shdc"[Math.floor(id / 13)];
+function moveLabel(action) {
+  if (action === null || action === undefined) return T("mv_knock");  // a knock whose card is not shown yet
+  if (action < KNOCK) return T("mv_discard", { card: cardName(action) });
+  if (action < DRAW) return T("mv_knock_with", { card: cardName(action - KNOCK) });
+  return T({ [DRAW]: "mv_draw", [TAKE]: "mv_take", [PASS]: "mv_pass", [BIG_GIN]: "mv_big_gin" }[action]);
+}
+const whoName = (p) => (p === "human" ? T("you") : T("bot"));
+
 // Card faces: the SVG-cards deck (LGPL-2.1, static/cards/), one symbol a card.
 const FACE_SUITS = { s: "spade", h: "heart", d: "diamond", c: "club" };
 const FACE_RANKS = { A: "1", T: "10", J: "jack", Q: "queen", K: "king" };
@@ -59,7 +91,7 @@ function legal(id) { return game.state.legal_actions.some((a) => a.id === id); }
 async function newGame(ask = true) {
   // A match in play is not thrown away without asking.
   if (ask && game && !game.state.over && (game.state.hands_played || game.state.moves.some((m) => m.player === "human"))
-      && !confirm("Abandon this match and start a new one?")) return;
+      && !confirm(T("abandon"))) return;
   shownResults = 0;
   knocking = false;
   game = await api("POST", "/api/games", { mode: $("mode").value, opponent: $("opponent").value, rules: $("rules").value });
@@ -81,7 +113,7 @@ async function resume() {
     render([]);
   } catch (e) {
     await newGame(false);
-    $("prompt").textContent = `That game is gone (${e.message}): a new one.`;
+    $("prompt").textContent = T("gone", { error: e.message });
   }
 }
 
@@ -103,8 +135,14 @@ async function play(action) {
 
 function render(botMoves) {
   const s = game.state;
-  $("scores").innerHTML = `<b>You ${s.scores.human}</b> · <b>Bot ${s.scores.bot}</b> <span class="sub">to ${s.target} · hand ${s.hand_no} · ${s.dealer === "human" ? "you deal" : "the bot deals"}</span>`;
-  $("bot-count").textContent = `(${s.opponent_cards} cards)`;
+  $("scores").innerHTML = "";
+  const b = document.createElement("b");
+  b.textContent = T("scores", { you: s.scores.human, bot: s.scores.bot });
+  const sub = document.createElement("span");
+  sub.className = "sub";
+  sub.textContent = ` ${T("score_sub", { target: s.target, hand: s.hand_no })} · ${s.dealer === "human" ? T("you_deal") : T("bot_deals")}`;
+  $("scores").append(b, sub);
+  $("bot-count").textContent = T("n_cards", { n: s.opponent_cards });
   $("bot-hand").innerHTML = "";
   for (let i = 0; i < s.opponent_cards; i++) {
     const b = document.createElement("div");
@@ -114,14 +152,14 @@ function render(botMoves) {
   const known = $("bot-known");
   known.innerHTML = "";
   if (s.opponent_took.length) {
-    known.append("took and holds: ");
+    known.append(T("took_holds") + " ");
     s.opponent_took.forEach((c) => known.appendChild(cardEl(c, { small: true })));
   }
   $("stock-size").textContent = s.stock_size;
   $("stock").classList.toggle("off", !legal(DRAW));
   const pile = $("pile");
   pile.innerHTML = "";
-  $("pile-size").textContent = s.discard_pile.length;
+  $("pile-summary").textContent = T("pile_all", { n: s.discard_pile.length });
   const list = $("pile-list");
   list.innerHTML = "";
   s.discard_pile.forEach((c) => list.appendChild(cardEl(c, { small: true })));
@@ -138,8 +176,8 @@ function render(botMoves) {
   });
   if (botMoves && botMoves.length) {  // the bot's moves, hand by hand (a new hand's apart)
     const hands = [...new Set(botMoves.map((m) => m.hand))];
-    $("news").textContent = hands.map((h) => (hands.length > 1 ? `Hand ${h}: ` : "") + "Bot: " +
-      botMoves.filter((m) => m.hand === h).map((m) => m.label).join(", then ")).join(" · ");
+    $("news").textContent = hands.map((h) => (hands.length > 1 ? `${T("this_hand", { n: h })}: ` : "") + `${T("bot")}: ` +
+      botMoves.filter((m) => m.hand === h).map((m) => moveLabel(m.action)).join(", ")).join(" · ");
   }
   // your hand, sorted into melds
   const hand = $("hand");
@@ -165,7 +203,7 @@ function render(botMoves) {
     }
     hand.appendChild(box);
   }
-  $("deadwood").textContent = `deadwood ${s.arrangement.deadwood}`;
+  $("deadwood").textContent = T("deadwood", { n: s.arrangement.deadwood });
   selected = Math.min(selected, index - 1);
   markSelected();
   $("draw").disabled = !legal(DRAW);
@@ -176,14 +214,13 @@ function render(botMoves) {
   $("knock").classList.toggle("on", knocking);
   $("hint").disabled = s.to_move !== "human";
   $("prompt").classList.remove("warn");
-  $("prompt").textContent = s.over ? "Game over: start a new one." :
-    knocking ? "Knock: click the card to lay face down." : prompt(s);
+  $("prompt").textContent = s.over ? T("p_over") : knocking ? T("p_knock") : prompt(s);
   const log = $("log");
-  $("log-title").textContent = `Hand ${s.hand_no}`;
+  $("log-title").textContent = T("this_hand", { n: s.hand_no });
   log.innerHTML = "";
   s.moves.forEach((m) => {
     const li = document.createElement("li");
-    li.textContent = `${m.player === "human" ? "You" : "Bot"}: ${m.label}`;
+    li.textContent = `${whoName(m.player)}: ${moveLabel(m.action)}`;
     log.appendChild(li);
   });
   drawSheet(s);
@@ -195,18 +232,16 @@ function explain(action) {
   const s = game.state;
   const card = action < DRAW ? s.hand.find((c) => cardId(c) === action % KNOCK) : null;
   let why;
-  if (s.over) why = "The game is over: start a new one (N).";
-  else if (s.to_move !== "human") why = "Wait: it is the bot's turn.";
-  else if (legal(PASS)) why = action === DRAW ? "First take the upcard (T) or pass (P); then the stock opens." :
-    "Take the upcard (T) or pass (P) first.";
-  else if (legal(DRAW)) why = "Draw first: from the stock (D) or the discard pile (T).";
-  else if (action === DRAW || action === TAKE || action === PASS) why = "You have drawn: now discard a card, or knock.";
-  else if (action === BIG_GIN) why = "Big gin needs all eleven cards in melds.";
-  else if (card && card === s.taken) why = `You took ${card} from the pile this turn: discard another card.`;
-  else if (action === -1) why = `No knock now: after the discard your ten cards must leave at most ${s.knock_limit} deadwood.`;
-  else if (action >= KNOCK && action < DRAW)
-    why = `You cannot knock with ${card}: the other ten cards would leave more than ${s.knock_limit} deadwood.`;
-  else why = "That move is not legal now.";
+  if (s.over) why = T("w_over");
+  else if (s.to_move !== "human") why = T("w_wait");
+  else if (legal(PASS)) why = action === DRAW ? T("w_offer_draw") : T("w_offer");
+  else if (legal(DRAW)) why = T("w_draw_first");
+  else if (action === DRAW || action === TAKE || action === PASS) why = T("w_drawn");
+  else if (action === BIG_GIN) why = T("w_big_gin");
+  else if (card && card === s.taken) why = T("w_taken", { card });
+  else if (action === -1) why = T("w_no_knock", { limit: s.knock_limit });
+  else if (action >= KNOCK && action < DRAW) why = T("w_knock_card", { card, limit: s.knock_limit });
+  else why = T("w_illegal");
   const p = $("prompt");
   p.textContent = why;
   p.classList.add("warn");
@@ -225,17 +260,17 @@ function drawSheet(s) {
   };
   for (const h of s.sheet || []) {
     run.human += h.human; run.bot += h.bot;
-    const kind = h.kind === "dead" || h.kind === "truncated" ? "dead" : h.kind.replace("_", " ");
+    const kind = T("k_" + (h.kind === "truncated" ? "dead" : h.kind));
     row([h.hand, h.human ? `+${h.human}` : "", h.bot ? `+${h.bot}` : "", kind]);
   }
-  row(["", run.human, run.bot, "total"], "total");
+  row(["", run.human, run.bot, T("total")], "total");
   const m = s.result && s.result.match;
   if (m && s.over) {
-    for (const [key, name] of [["game", "game bonus"], ["line", "line bonuses"], ["shutout", "shutout"]]) {
+    for (const [key, name] of [["game", "game_bonus"], ["line", "line_bonus"], ["shutout", "shutout"]]) {
       const a = m.bonus_parts.human[key], b = m.bonus_parts.bot[key];
-      if (a || b) row(["", a ? `+${a}` : "", b ? `+${b}` : "", name], "bonus");
+      if (a || b) row(["", a ? `+${a}` : "", b ? `+${b}` : "", T(name)], "bonus");
     }
-    row(["", m.final.human, m.final.bot, "final"], "total");
+    row(["", m.final.human, m.final.bot, T("final")], "total");
   }
   $("sheet-box").hidden = !(s.sheet || []).length;
 }
@@ -253,7 +288,7 @@ function animate(before, action, botMoves) {
   // card, the bot's hand for the bot's discards) to where it is now.
   const moved = [];
   if (window.matchMedia("(prefers-reduced-motion: reduce)").matches) return;
-  const botThrew = new Set(botMoves.map((m) => m.label.split(" ").pop()));
+  const botThrew = new Set(botMoves.filter((m) => m.action !== null && m.action < DRAW).map((m) => cardName(m.action % KNOCK)));
   document.querySelectorAll("#hand .card, #pile .card").forEach((el) => {
     const now = el.getBoundingClientRect();
     const from = before.cards[el.dataset.card] ||
@@ -270,9 +305,9 @@ function animate(before, action, botMoves) {
 
 function prompt(s) {
   if (s.to_move !== "human") return "";
-  if (legal(PASS)) return "Take the upcard or pass.";
-  if (legal(DRAW)) return "Draw from the stock, or take the top discard.";
-  return "Discard a card (click it), or knock.";
+  if (legal(PASS)) return T("p_offer");
+  if (legal(DRAW)) return T("p_draw");
+  return T("p_discard");
 }
 
 function cardId(card) {
@@ -281,12 +316,10 @@ function cardId(card) {
 }
 
 function showResult(r, s) {
-  const who = { human: "You", bot: "The bot" };
-  const verbs = { knock: "knocked", gin: "went gin", big_gin: "went big gin", undercut: r.knocker === "human" ? "knocked and were undercut" : "knocked and was undercut",
-    tie: "knocked and tied: nobody scores" };
-  const title = r.kind === "dead" || r.kind === "truncated" ? "A dead hand: nobody scores" :
-    `${who[r.knocker]} ${verbs[r.kind] || r.kind}`;
-  $("result-title").textContent = `Hand ${r.hand}: ${title}`;
+  const who = { human: T("you"), bot: T("the_bot_who") };
+  const kind = r.kind === "undercut" && r.knocker === "human" ? "undercut_you" : r.kind;
+  const title = r.kind === "dead" || r.kind === "truncated" ? T("r_dead") : T("r_" + kind, { who: who[r.knocker] });
+  $("result-title").textContent = T("r_hand", { n: r.hand, title });
   const body = $("result-body");
   body.innerHTML = "";
   for (const p of ["human", "bot"]) {
@@ -305,37 +338,37 @@ function showResult(r, s) {
     d.className = "group";
     a.deadwood_cards.forEach((c) => d.appendChild(cardEl(c, { small: true })));
     row.appendChild(d);
-    row.append(` deadwood ${a.deadwood} · ${r.points[p]} points`);
+    row.append(" " + T("r_row", { d: a.deadwood, p: r.points[p] }));
     body.appendChild(row);
   }
   if (r.knock_card) {
     const k = document.createElement("p");
     k.className = "knock-card";
-    k.textContent = `${who[r.knocker]} knocked with ${r.knock_card} face down.`;
+    k.textContent = T("r_knock_card", { who: who[r.knocker], card: r.knock_card });
     body.appendChild(k);
   }
   if (r.rearranged) {
     const k = document.createElement("p");
-    k.textContent = "(The knocker's melds are arranged for its best score against the lay-offs.)";
+    k.textContent = T("r_rearranged");
     body.appendChild(k);
   }
   if (r.layoffs.length) {
     const lay = document.createElement("p");
-    lay.textContent = "Laid off: " + r.layoffs.map((l) => `${l.card} onto ${l.onto.join(" ")}`).join("; ");
+    lay.textContent = T("r_laid_off") + r.layoffs.map((l) => T("r_onto", { card: l.card, meld: l.onto.join(" ") })).join("; ");
     body.appendChild(lay);
   }
   const total = document.createElement("p");
   total.className = "running";
-  total.textContent = `Score: you ${s.scores.human}, bot ${s.scores.bot} (to ${s.target}).`;
+  total.textContent = T("r_score", { you: s.scores.human, bot: s.scores.bot, target: s.target });
   body.appendChild(total);
   if (r.match) {
     const m = document.createElement("p");
     m.className = "match";
-    const winner = r.match.winner === "human" ? "You win the match!" : r.match.winner === "bot" ? "The bot wins the match." : "The match is a draw.";
-    m.textContent = `${winner} Final: you ${r.match.final.human}, bot ${r.match.final.bot} (bonuses ${r.match.bonuses.human} / ${r.match.bonuses.bot}).`;
+    const winner = r.match.winner === "human" ? T("m_you") : r.match.winner === "bot" ? T("m_bot") : T("m_draw");
+    m.textContent = `${winner} ${T("m_final", { you: r.match.final.human, bot: r.match.final.bot, by: r.match.bonuses.human, bb: r.match.bonuses.bot })}`;
     body.appendChild(m);
   }
-  $("next").textContent = s.over ? "New game" : "Next hand";
+  $("next").textContent = s.over ? T("new_game") : T("next_hand");
   $("result").hidden = false;
   $("result").querySelectorAll(".result-row .card").forEach((el, i) =>
     el.animate([{ transform: "rotateY(90deg)" }, { transform: "none" }], { duration: 260, delay: 20 * i, fill: "backwards" }));
@@ -359,7 +392,7 @@ function pileAfter(hand, step) {
   // The discard pile after the first `step` moves: discards go on it, a take lifts the top.
   const pile = [hand.upcard];
   hand.moves.slice(0, step).forEach((m) => {
-    if (m.action !== null && m.action < DRAW) pile.push(m.label.split(" ").pop());  // a discard, or the knock card
+    if (m.action !== null && m.action < DRAW) pile.push(cardName(m.action % KNOCK));  // a discard, or the knock card
     else if (m.action === TAKE) pile.pop();
   });
   return pile;
@@ -367,13 +400,13 @@ function pileAfter(hand, step) {
 
 function drawReplay() {
   const h = replay.hand, n = h.moves.length;
-  $("replay-title").textContent = `Replay of hand ${h.result.hand}: ${h.result.kind.replace("_", " ")}`;
+  $("replay-title").textContent = T("replay_title", { n: h.result.hand, kind: T("k_" + (h.result.kind === "truncated" ? "dead" : h.result.kind)) });
   const box = $("replay-hands");
   box.innerHTML = "";
   for (const p of ["human", "bot"]) {
     const row = document.createElement("div");
     row.className = "result-row";
-    row.append(p === "human" ? "You: " : "Bot: ");
+    row.append(`${whoName(p)}: `);
     const a = h.result.hands[p];
     a.melds.concat([a.deadwood_cards]).forEach((m, i) => {
       const g = document.createElement("span");
@@ -383,9 +416,9 @@ function drawReplay() {
     });
     box.appendChild(row);
   }
-  $("replay-where").textContent = `move ${replay.step} of ${n}`;
+  $("replay-where").textContent = T("replay_where", { i: replay.step, n });
   const m = replay.step > 0 ? h.moves[replay.step - 1] : null;
-  $("replay-move").textContent = m ? `${m.player === "human" ? "You" : "Bot"}: ${m.label}` : `The deal: ${h.upcard} face up`;
+  $("replay-move").textContent = m ? `${whoName(m.player)}: ${moveLabel(m.action)}` : T("replay_deal", { card: h.upcard });
   const pile = $("replay-pile");
   pile.innerHTML = "";
   pileAfter(h, replay.step).forEach((c) => pile.appendChild(cardEl(c, { small: true })));
@@ -393,7 +426,7 @@ function drawReplay() {
   list.innerHTML = "";
   h.moves.forEach((mv, i) => {
     const li = document.createElement("li");
-    li.textContent = `${mv.player === "human" ? "You" : "Bot"}: ${mv.label}`;
+    li.textContent = `${whoName(mv.player)}: ${moveLabel(mv.action)}`;
     if (i === replay.step - 1) li.className = "now";
     list.appendChild(li);
   });
@@ -416,7 +449,7 @@ async function showHint() {
   if (!game || game.state.to_move !== "human") return;
   try {
     const out = await api("GET", `/api/games/${game.id}/hint`);
-    $("hint-box").textContent = "Bot would: " + out.hint.map((h) => `${h.label} (${Math.round(h.probability * 100)}%)`).join(" · ");
+    $("hint-box").textContent = T("bot_would") + out.hint.map((h) => `${moveLabel(h.id)} (${Math.round(h.probability * 100)}%)`).join(" · ");
   } catch (e) {
     $("hint-box").textContent = e.message;
   }
@@ -462,4 +495,5 @@ document.addEventListener("keydown", (e) => {
   else if (e.key === "Escape") { knocking = false; render(); }
 });
 
-resume();
+$("lang").onchange = () => setLang($("lang").value);
+setLang(chosenLang()).then(resume);
