@@ -164,18 +164,34 @@ def script(game) -> list:
     return lines
 
 
-def test_a_whole_match_plays_through_the_terminal_from_a_pipe():
-    seed, seat = 11, 1
-    script_game = Game(make_agent("knock_early"), "standard", "match", seed, seat)
-    lines = ["help", "hint", "nonsense", "9z", *script(script_game)]
-    out = subprocess.run(
-        [sys.executable, "-m", "agents.play", "--opponent", "knock_early", "--seed", str(seed), "--seat", str(seat)],
+def play_in_terminal(lines, seed, seat, *extra) -> subprocess.CompletedProcess:
+    """``python -m agents.play`` against knock_early, the typed ``lines`` piped in."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agents.play",
+            "--opponent",
+            "knock_early",
+            "--seed",
+            str(seed),
+            "--seat",
+            str(seat),
+            *extra,
+        ],
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=300,
     )
+
+
+def test_a_whole_match_plays_through_the_terminal_from_a_pipe():
+    seed, seat = 11, 1
+    script_game = Game(make_agent("knock_early"), "standard", "match", seed, seat)
+    lines = ["help", "hint", "nonsense", "9z", *script(script_game)]
+    out = play_in_terminal(lines, seed, seat)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     final = script_game.results[-1]["match"]
@@ -617,13 +633,19 @@ def test_the_cards_have_the_decks_faces_and_none_looks_selected_until_chosen(chr
     assert len(page.query_selector_all("#hand .card.selected")) == 1
 
 
-def test_an_illegal_click_or_key_says_why(chromium_page):
+def at_a_draw(chromium_page):
+    """A new page, played on to the person's first draw turn."""
     browser, url = chromium_page
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(url + "/")
     settle(page)
     while A.DRAW_STOCK not in page.evaluate("game.state.legal_actions.map(a => a.id)"):
         first_moves(page, 1)
+    return page
+
+
+def test_an_illegal_click_or_key_says_why(chromium_page):
+    page = at_a_draw(chromium_page)
     hand = page.evaluate("game.state.hand")
     moves = page.evaluate("game.state.moves.length")
     # aria-disabled cards and stock stay clickable (force: past Playwright's enabled check)
@@ -645,12 +667,7 @@ def test_an_illegal_click_or_key_says_why(chromium_page):
 
 
 def test_cards_slide_from_where_they_were(chromium_page):
-    browser, url = chromium_page
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.goto(url + "/")
-    settle(page)
-    while A.DRAW_STOCK not in page.evaluate("game.state.legal_actions.map(a => a.id)"):
-        first_moves(page, 1)
+    page = at_a_draw(chromium_page)
     page.click("#stock")
     settle(page)
     drawn = page.evaluate("game.state.drawn")
@@ -765,26 +782,7 @@ def test_the_terminal_plays_a_match_in_dutch_and_norwegian(lang, words, expect):
     english = script(script_game)
     lines = [words["help"], *(" ".join([words.get(w, w) for w in line.split(" ", 1)]) for line in english)]
     assert {words["draw"], words["pass"]} <= set(lines)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agents.play",
-            "--opponent",
-            "knock_early",
-            "--seed",
-            str(seed),
-            "--seat",
-            str(seat),
-            "--lang",
-            lang,
-        ],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    out = play_in_terminal(lines, seed, seat, "--lang", lang)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     final = script_game.results[-1]["match"]

@@ -15,7 +15,6 @@ the trainer, a package the arena lacks) stops the export with its name.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import io
 import json
@@ -29,7 +28,13 @@ require("train", what="the Kaggle export (python -m agents.export --kaggle)", ma
 
 import numpy as np  # noqa: E402
 
-from agents.training.checkpoint import CheckpointError, load_tensors, read_meta, resolve_checkpoint  # noqa: E402
+from agents.training.checkpoint import (  # noqa: E402
+    CheckpointError,
+    command_parser,
+    load_tensors,
+    read_meta,
+    resolve_checkpoint,
+)
 from agents.training.spec import NetworkSpec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -207,10 +212,7 @@ def export_kaggle(checkpoint, out) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m agents.export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("checkpoint", help="a run directory, step directory or policy file")
+    p = command_parser("python -m agents.export", __doc__)
     p.add_argument("--kaggle", required=True, help="where to write the submission: a .tar.gz file or a folder")
     args = p.parse_args(argv)
     out = Path(args.kaggle)

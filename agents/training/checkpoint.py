@@ -19,6 +19,7 @@ and reads the trainer's part.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -126,6 +127,14 @@ def save_checkpoint(
     if old.exists():
         shutil.rmtree(old)
     return final
+
+
+def command_parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """A command's parser that reads a checkpoint first (``python -m agents.export``'s
+    two forms): its ``doc`` as the description, the ``checkpoint`` argument added."""
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", help="a run directory, step directory or policy file")
+    return p
 
 
 def resolve_checkpoint(path) -> Path:

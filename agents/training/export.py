@@ -10,7 +10,6 @@ and returns ``logits`` (B, 108) float32 with illegal actions at -1e8, and ``acti
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ require("train", "onnx", what="the ONNX export (python -m agents.export)", main=
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from agents.training.checkpoint import command_parser  # noqa: E402
 from agents.training.network import masked_logits  # noqa: E402
 from agents.training.policy import CheckpointError, load_policy  # noqa: E402
 from ginenv.actions import NUM_ACTIONS  # noqa: E402
@@ -59,10 +59,7 @@ def export_onnx(checkpoint, out_path) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m agents.export", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("checkpoint", help="a run directory, step directory or policy file")
+    p = command_parser("python -m agents.export", __doc__)
     p.add_argument("--onnx", required=True, help="where to write the ONNX model")
     args = p.parse_args(argv)
     out = Path(args.onnx)
