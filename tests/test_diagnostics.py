@@ -199,3 +199,14 @@ def test_the_knock_bonus_keeps_the_knock_open_and_logs_its_entropy():
     with torch.no_grad():
         after, _ = knock_entropy(model.actor(batch["b_obs"]), batch["b_mask"])
     assert after.mean() > before.mean() + 1e-3
+
+
+def test_the_knock_bonus_falls_to_zero_over_its_own_horizon():
+    from agents.training.loop import knock_bonus
+
+    whole = make_config(sets=["total_decisions=3276800", "num_envs=512", "num_steps=64"])  # 100 updates
+    assert [knock_bonus(whole, u) for u in (0, 50, 100)] == [0.5, 0.25, 0.0]
+    short = make_config(sets=["total_decisions=3276800", "num_envs=512", "num_steps=64", "knock_ent_decisions=655360"])
+    assert [knock_bonus(short, u) for u in (0, 10, 20, 60)] == [0.5, 0.25, 0.0, 0.0]  # 20 updates, then 0
+    with pytest.raises(ValueError, match="knock_ent_decisions must be >= 0"):
+        make_config(sets=["knock_ent_decisions=-1"])

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -223,6 +224,12 @@ def test_from_the_champion_two_updates_give_a_checkpoint_every_frontend_loads(lo
     trained = policy.model.state_dict()
     assert any(not torch.equal(trained[k], champion[k]) for k in champion)  # it learnt
     assert json.loads((last / "trainer.json").read_text())["pool_size"] == 2
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    logs = EventAccumulator(str(Path(c.log_dir) / c.run_name))
+    logs.Reload()
+    knock = [e.value for e in logs.Scalars("losses/entropy_knock")]  # train.py's knock bonus ran in RLlib's loss
+    assert len(knock) == 2 and all(0 < v <= np.log(2) for v in knock), knock
     r = play(policy, make_agent("knock_early"), 20, Rules(), seed=1, mode="match")  # refuses illegal moves
     assert r["games"] == 20
     assert make_agent(str(last)).name.endswith(last.name)
@@ -283,8 +290,6 @@ def test_the_command_names_bad_arguments(tmp_path):
     for league in ("pfsp=1", "league_exploiter_every=4"):
         with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
             R.ppo_config(config(tmp_path, league))
-    with pytest.raises(ValueError, match="knock_ent_coef is train.py's loss term"):
-        R.ppo_config(config(tmp_path, "knock_ent_coef=0.5"))
 
 
 # ----------------------------------------------------------------- two Ray nodes

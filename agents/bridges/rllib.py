@@ -77,7 +77,8 @@ from agents.training.checkpoint import (  # noqa: E402
     save_checkpoint,
 )
 from agents.training.config import Config, make_config  # noqa: E402
-from agents.training.network import ActorCritic, NetworkSpec, belief_loss, masked_logits  # noqa: E402
+from agents.training.loop import knock_bonus  # noqa: E402
+from agents.training.network import ActorCritic, NetworkSpec, belief_loss, knock_entropy, masked_logits  # noqa: E402
 from agents.training.run import StopSignal, check_writable, evaluate, log_eval, plan_run, say, stopped  # noqa: E402
 from ginenv import core  # noqa: E402
 from ginenv.actions import NUM_ACTIONS  # noqa: E402
@@ -226,11 +227,12 @@ class GinPPOLearner(PPOTorchLearner):
     train.py's schedules, which go on where a resumed run left them)."""
 
     belief_coef = 1.0
+    knock_coef = 0.0
 
-    def set_schedule(self, lr: float, ent_coef: float, belief_coef: float) -> None:
+    def set_schedule(self, lr: float, ent_coef: float, belief_coef: float, knock_coef: float = 0.0) -> None:
         from ray.rllib.utils.schedules.scheduler import Scheduler
 
-        self.belief_coef = belief_coef
+        self.belief_coef, self.knock_coef = belief_coef, knock_coef
         for module_id in self.module.keys():
             self.entropy_coeff_schedulers_per_module[module_id] = Scheduler(ent_coef, framework="torch")
             for _, opt in self.get_optimizers_for_module(module_id):
@@ -245,14 +247,20 @@ class GinPPOLearner(PPOTorchLearner):
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         loss = super().compute_loss_for_module(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)
+        rows, logits = batch[Columns.OBS], fwd_out[Columns.ACTION_DIST_INPUTS]
         belief = fwd_out.get("belief_logits")
-        if belief is None:
-            return loss
-        rows = batch[Columns.OBS]
         keep = batch.get(Columns.LOSS_MASK)
         if keep is not None:
-            rows, belief = rows[keep], belief[keep]
-        obs, _, hand = split(rows)
+            rows, logits = rows[keep], logits[keep]
+            belief = None if belief is None else belief[keep]
+        obs, mask, hand = split(rows)
+        if self.knock_coef > 0:  # train.py's knock bonus, per decision of the minibatch
+            k_ent, k_rows = knock_entropy(logits, mask)
+            if k_rows.any():
+                loss = loss - self.knock_coef * k_ent.sum() / len(rows)
+                self.metrics.log_value((module_id, "entropy_knock"), k_ent.mean().item(), window=1)
+        if belief is None:
+            return loss
         b_loss = belief_loss(belief, obs, hand)
         self.metrics.log_value((module_id, "belief_cross_entropy"), b_loss.item(), window=1)
         return loss + self.belief_coef * b_loss
@@ -269,8 +277,6 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
             "pfsp, exploiter_every and league_exploiter_every are train.py's league: the RLlib trainer "
             "draws opponents by the fixed shares (set them to 0)"
         )
-    if c.knock_ent_coef:
-        raise ValueError("knock_ent_coef is train.py's loss term; the RLlib trainer has no such term (set it to 0)")
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the
     # driver, the run's torch_threads.
@@ -375,11 +381,12 @@ def restore_optimizer_state(algo, tensors: dict, meta: dict) -> None:
 
 def set_schedule(algo, c: Config, update: int) -> None:
     """train.py's schedules at ``update``: the learning rate annealed to 0, the entropy
-    coefficient from ``ent_coef`` to ``ent_coef_final``."""
+    coefficient from ``ent_coef`` to ``ent_coef_final``, the knock bonus (``knock_bonus``)."""
     frac = update / c.num_updates
     lr = c.learning_rate * (1.0 - frac) if c.anneal_lr else c.learning_rate
     ent = c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac
-    on_learners(algo, lambda learner: learner.set_schedule(lr, ent, c.belief_coef))
+    knock = knock_bonus(c, update)
+    on_learners(algo, lambda learner: learner.set_schedule(lr, ent, c.belief_coef, knock))
 
 
 # ----------------------------------------------------------------------- the run
@@ -515,6 +522,7 @@ def train_rllib(
                 "losses/value_loss": _stat(result, "learners", MODULE, "vf_loss"),
                 "losses/entropy": _stat(result, "learners", MODULE, "entropy"),
                 "losses/explained_variance": _stat(result, "learners", MODULE, "vf_explained_var"),
+                "losses/entropy_knock": _stat(result, "learners", MODULE, "entropy_knock"),
                 "charts/episode_return_mean": _stat(result, "env_runners", "episode_return_mean"),
             }
             if p["update"] % c.snapshot_every == 0:

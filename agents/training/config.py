@@ -96,8 +96,11 @@ class Config:
     knock_ent_coef: float = 0.5
     """A further entropy bonus on one choice: to knock or not, where a knock is legal (the
     binary entropy of the probability the policy puts on the knocks), annealed linearly
-    to 0 by the end of the run. It keeps that choice open after the early updates have
-    taught "knock at once" against weak play (docs/training.md)."""
+    to 0 over ``knock_ent_decisions``. It keeps that choice open after the early updates
+    have taught "knock at once" against weak play (docs/training.md)."""
+    knock_ent_decisions: int = 0
+    """Decisions over which ``knock_ent_coef`` falls to 0 (then 0); 0: the whole run. A
+    long run that sets the default's 12M keeps the default's schedule."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -232,6 +235,7 @@ class Config:
         for name in (
             "eval_every",
             "bc_decisions",
+            "knock_ent_decisions",
             "critic_warmup_updates",
             "exploiter_every",
             "league_exploiter_every",

@@ -81,7 +81,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
         c,
         c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
         critic_only=p["update"] < c.critic_warmup_updates,
-        knock_ent_coef=c.knock_ent_coef * (1.0 - frac),
+        knock_ent_coef=knock_bonus(c, p["update"]),
         rng=run.rng,
         device=run.device,
     )
@@ -101,6 +101,13 @@ def learn(run: Run, buf, timing: dict) -> dict:
         | league_stats(run.opponents)
         | rollout.hand_stats(buf)  # how the hands ended, who ended them, their length, knocks
     )
+
+
+def knock_bonus(c, update: int) -> float:
+    """``knock_ent_coef`` at ``update``: falling linearly to 0 over the updates of
+    ``knock_ent_decisions`` (0: over the whole run, as the other schedules)."""
+    horizon = -(-c.knock_ent_decisions // c.batch_size) if c.knock_ent_decisions else c.num_updates
+    return c.knock_ent_coef * max(0.0, 1.0 - update / horizon)
 
 
 def league_stats(opp: O.Opponents) -> dict:
