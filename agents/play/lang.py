@@ -93,6 +93,11 @@ TEXT = {
         "Eerst trekken: van de trekstapel (D) of de aflegstapel (T).",
         "Trekk først: fra trekkbunken (D) eller kastebunken (T).",
     ),
+    "w_forced_draw": (
+        "Draw from the stock (D): both passed the upcard, so the first draw is from the stock.",
+        "Trek van de trekstapel (D): beiden pasten de open kaart, dus de eerste kaart komt van de trekstapel.",
+        "Trekk fra trekkbunken (D): begge passet det åpne kortet, så første trekk er fra trekkbunken.",
+    ),
     "w_drawn": (
         "You have drawn: now discard a card, or knock.",
         "Je hebt getrokken: leg nu een kaart af, of klop.",

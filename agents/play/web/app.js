@@ -159,7 +159,11 @@ function render(botMoves) {
   $("stock").classList.toggle("off", !legal(DRAW));
   const pile = $("pile");
   pile.innerHTML = "";
-  $("pile-summary").textContent = T("pile_all", { n: s.discard_pile.length });
+  const count = document.createElement("span");  // the phrase with the pile's size in its own span
+  count.id = "pile-size";
+  count.textContent = s.discard_pile.length;
+  const [before, after] = T("pile_all", { n: "\u0000" }).split("\u0000");
+  $("pile-summary").replaceChildren(before, count, after || "");
   const list = $("pile-list");
   list.innerHTML = "";
   s.discard_pile.forEach((c) => list.appendChild(cardEl(c, { small: true })));
@@ -235,6 +239,7 @@ function explain(action) {
   if (s.over) why = T("w_over");
   else if (s.to_move !== "human") why = T("w_wait");
   else if (legal(PASS)) why = action === DRAW ? T("w_offer_draw") : T("w_offer");
+  else if (legal(DRAW) && !legal(TAKE)) why = T("w_forced_draw");
   else if (legal(DRAW)) why = T("w_draw_first");
   else if (action === DRAW || action === TAKE || action === PASS) why = T("w_drawn");
   else if (action === BIG_GIN) why = T("w_big_gin");
