@@ -155,7 +155,7 @@ def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
 
     import train
 
-    c = _league_config(tmp_path, total_decisions=16 * 24 * 14, exploiter_every=4, num_steps=24)
+    c = _league_config(tmp_path, total_decisions=16 * 24 * 14, exploiter_every=4, num_steps=24, knock_ent_coef=0.0)
     last = train.train(c, quiet=True)
     meta = json.loads((last / "trainer.json").read_text())
     assert meta["exploiter_at"] == 12 and len(meta["exploiters"]) == 2  # trained at 4, 8, 12; two kept
@@ -166,6 +166,7 @@ def test_the_league_trains_exploiters_of_the_learner_and_plays_them(tmp_path):
         cfg = json.loads((run / (run / "LATEST").read_text().strip() / "policy.json").read_text())
         assert cfg["config"]["opponents"] == {"frozen": 1.0}
         assert cfg["config"]["frozen"] == [str(league / f"learner_{u}" / f"step_{u:010d}")]
+        assert cfg["config"]["knock_ent_coef"] == 0.0  # the run's knock bonus, not the default's 0.5
     t = load_file(str(last / "trainer.safetensors"))
     kinds = t["opponents.kind"].numpy()
     assert (kinds == K["exploiter"]).any()  # games against them in progress

@@ -35,7 +35,7 @@ from agents.training.checkpoint import (  # noqa: E402
     read_meta,
     resolve_checkpoint,
 )
-from agents.training.spec import NetworkSpec  # noqa: E402
+from agents.training.policy import network_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PACKAGE = "ginbot"
@@ -126,17 +126,16 @@ def modules_to_bundle() -> list:
         if m in found:
             continue
         found.append(m)
-        for _, target in _imports(m):
+        for node, target in _imports(m):
             top = target.split(".")[0]
             if target in OPTIONAL or target == "__future__" or top in sys.stdlib_module_names or top in THIRD_PARTY:
                 continue
+            if isinstance(node, ast.Import) and top in ("ginenv", "agents"):
+                raise ValueError(f"{m}: 'import {target}' cannot be renamed; write 'from ... import ...'")
             if (top == "ginenv" and target != "ginenv") or target in AGENT_MODULES:
                 todo.append(target)
                 continue
             raise ValueError(f"{m} imports {target}, which a Kaggle bundle cannot carry")
-        for node, target in _imports(m):
-            if isinstance(node, ast.Import) and target.split(".")[0] in ("ginenv", "agents"):
-                raise ValueError(f"{m}: 'import {target}' cannot be renamed; write 'from ... import ...'")
     names = [x.rsplit(".", 1)[1] for x in found]
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
@@ -151,10 +150,11 @@ def _renamed(module: str) -> str:
 def bundled_source(module: str) -> str:
     """``module``'s source with each import of a bundled module renamed into ``ginbot``."""
     lines = _path_of(module).read_text().split("\n")
-    for node, _ in _imports(module):
+    for node, target in _imports(module):
         if not isinstance(node, ast.ImportFrom) or node.module.split(".")[0] not in ("ginenv", "agents"):
             continue
-        new = PACKAGE if node.module == "ginenv" else _renamed(node.module)
+        # ``from pkg import mod`` -> ``from ginbot import mod``; ``from pkg.mod import name`` -> ``from ginbot.mod ...``
+        new = PACKAGE if target != node.module else _renamed(node.module)
         k = node.lineno - 1
         lines[k] = lines[k].replace(f"from {node.module} import", f"from {new} import", 1)
     return "\n".join(lines)
@@ -166,10 +166,7 @@ def bundle_files(checkpoint) -> dict:
 
     step = resolve_checkpoint(checkpoint)
     meta = read_meta(step)
-    try:
-        spec = NetworkSpec.from_dict(meta.get("network") or {})
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"policy.json's network spec is not one this version builds: {e}") from None
+    spec = network_spec(meta)
     tensors = {
         k: np.ascontiguousarray(v.float().numpy())
         for k, v in load_tensors(step / "policy.safetensors", meta).items()

@@ -5,7 +5,8 @@ float32 and ``action_mask`` (B, 108) int8, 1 for a legal action (the PettingZoo 
 mask as it is; a bool mask from the vector or Gymnasium env: ``mask.astype(np.int8)``),
 and returns ``logits`` (B, 108) float32 with illegal actions at -1e8, and ``action``
 (B,) int64, the greedy legal action. Needs the ``onnx`` extra: ``pip install -e
-".[onnx]"`` (onnx, onnxruntime, onnxscript).
+".[onnx]"`` (onnx, onnxruntime, onnxscript). ``--kaggle submission.tar.gz`` instead writes
+a Kaggle submission (``agents.bridges.kaggle_export``).
 """
 
 from __future__ import annotations

@@ -160,6 +160,7 @@ def train_exploiter(run: Run, stop: StopSignal, against: str) -> bool:
     target = saved(run.model, league_dir / f"learner_{u}")
     keys = ("num_envs", "num_steps", "num_minibatches", "update_epochs", "torch_threads", "device", "mode", "rules")
     keys += ("hidden_sizes", "activation", "architecture", "privileged_critic", "log_dir", "gamma", "gae_lambda")
+    keys += ("knock_ent_coef", "knock_ent_decisions")  # the run's knock bonus, not the default's
     if c.exploiter_from == "learner":
         keys += ("learning_rate", "ent_coef", "ent_coef_final")
     sets = [set_item(k, getattr(c, k)) for k in keys]

@@ -18,13 +18,18 @@ from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE
 
 
-def build_model(meta: dict) -> ActorCritic:
-    """The network ``policy.json``'s ``network`` spec describes, freshly initialised."""
+def network_spec(meta: dict) -> NetworkSpec:
+    """``policy.json``'s ``network`` spec, or a ``CheckpointError`` saying why this version
+    cannot build it."""
     try:
-        spec = NetworkSpec.from_dict(meta.get("network") or {})
+        return NetworkSpec.from_dict(meta.get("network") or {})
     except (TypeError, ValueError) as e:
         raise CheckpointError(f"policy.json's network spec is not one this version builds: {e}") from None
-    return ActorCritic(spec)
+
+
+def build_model(meta: dict) -> ActorCritic:
+    """The network ``policy.json``'s ``network`` spec describes, freshly initialised."""
+    return ActorCritic(network_spec(meta))
 
 
 class Policy:

@@ -100,7 +100,7 @@ def update(
             loss = v_loss * c.vf_coef if critic_only else pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
             if knock_ent_coef > 0 and not critic_only:
                 k_ent, k_rows = knock_entropy(aux["logits"], batch["b_mask"][mb])
-                if k_rows.any():  # a mean over the rows with a knock, per decision of the minibatch
+                if k_rows.any():  # summed over the rows with a knock, per decision (as the entropy above)
                     loss = loss - knock_ent_coef * k_ent.sum() / len(mb)
                     stats["losses/entropy_knock"] = k_ent.mean().item()
             if "belief" in aux:

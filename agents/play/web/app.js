@@ -33,7 +33,8 @@ async function setLang(lang) {
   document.title = `${T("title")} ${T("against")}`;
   if (game) render([]);
 }
-const cardName = (id) => "A23456789TJQK"[id % 13] + "shdc"[Math.floor(id / 13)];
+const RANKS = "A23456789TJQK", SUIT_ORDER = "shdc";  // ginenv.cards: id = suit * 13 + rank
+const cardName = (id) => RANKS[id % 13] + SUIT_ORDER[Math.floor(id / 13)];
 function moveLabel(action) {
   if (action === null || action === undefined) return T("mv_knock");  // a knock whose card is not shown yet
   if (action < KNOCK) return T("mv_discard", { card: cardName(action) });
@@ -316,8 +317,7 @@ function prompt(s) {
 }
 
 function cardId(card) {
-  const ranks = "A23456789TJQK", suits = "shdc";
-  return suits.indexOf(card.slice(-1)) * 13 + ranks.indexOf(card.slice(0, -1));
+  return SUIT_ORDER.indexOf(card.slice(-1)) * 13 + RANKS.indexOf(card.slice(0, -1));
 }
 
 function showResult(r, s) {
