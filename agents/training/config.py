@@ -188,6 +188,10 @@ class Config:
     the default recipe 1.6x faster (20.1k decisions/s against 12.2k), but beside one busy
     neighbour they fall to 5.9k and beside two to 1.1k, where one thread keeps 12.8k and
     7.9k (docs/speed.md, the thread table); ``2`` on a machine of your own."""
+    split_update: bool = True
+    """The PPO update's critic loss runs on a second thread beside the actor's (each with
+    ``torch_threads`` threads): the same gradients and weights, bit for bit, with both
+    cores at work (docs/speed.md). CPU only; on a GPU the two would share one stream."""
     device: str = "cpu"
     """Where the network runs: ``cpu``, ``cuda`` or ``cuda:<n>`` (the games always run
     on the CPU, in numpy). Runs are bit-for-bit reproducible on the CPU; on a GPU they

@@ -84,6 +84,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
         knock_ent_coef=knock_bonus(c, p["update"]),
         rng=run.rng,
         device=run.device,
+        split=run.split,
     )
     p["update"] += 1
     if p["update"] % c.snapshot_every == 0:
@@ -258,6 +259,8 @@ def train(
         if stop.is_set():  # before anything is written
             return stopped_at_start(stop, step_dir, run_dir, run.say)
         open_logs(run, fresh=step_dir is None)
+        if c.split_update and run.device.type == "cpu":
+            run.split = ppo.SplitWorker(c.torch_threads)  # the update's critic on a second thread
         # ---------------------------------------------------------- warm start
         imitation = warm_start(run, saved_imitation, stop)
         if stop.is_set():
@@ -289,6 +292,8 @@ def train(
             stop.restore()
         if run.writer is not None:
             run.writer.close()
+        if run.split is not None:
+            run.split.close()
     if path is None and step_dir is not None and run.progress["update"] == resumed_at:
         run.say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")
         return step_dir  # a resume with nothing to do changes nothing

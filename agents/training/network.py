@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from agents.training.spec import (  # noqa: F401 (the contract's names, re-exported)
     ACTIVATION_NAMES,
@@ -183,14 +182,48 @@ def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: t
     return (bce * unseen).sum() / unseen.sum().clamp(min=1)
 
 
+def masked_logsumexp(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``(B,)``: the log of the sum of ``exp(x)`` over the entries ``mask`` keeps (at least
+    one a row), the same as ``torch.logsumexp`` with the others at -inf, without ever
+    exponentiating those others: on a CPU, ``exp`` of a large negative float takes a
+    slow path (30x slower on this project's machine), and the illegal logits sit at
+    ``MASKED_LOGIT``. The shift by the row's largest kept entry is held fixed (the sum
+    does not depend on it)."""
+    top = x.masked_fill(~mask, float("-inf")).amax(-1, keepdim=True).detach()
+    e = torch.where(mask, x - top, 0.0).exp() * mask
+    return top.squeeze(-1) + e.sum(-1).log()
+
+
+class MaskedCategorical:
+    """The policy's distribution: torch's ``Categorical`` over ``masked_logits(logits,
+    mask)`` (same probabilities, log-probabilities, entropy and sampling), computed with
+    ``masked_logsumexp`` so that the illegal entries are never exponentiated; their
+    probabilities are exactly 0. Every row needs a legal action."""
+
+    def __init__(self, logits: torch.Tensor, mask: torch.Tensor):
+        x = masked_logits(logits, mask)
+        self.logits = x - masked_logsumexp(x, mask).unsqueeze(-1)  # log-probabilities
+        self.probs = torch.where(mask, self.logits, 0.0).exp() * mask
+
+    def log_prob(self, action: torch.Tensor) -> torch.Tensor:
+        return self.logits.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        return -(self.logits * self.probs).sum(-1)
+
+    def sample(self) -> torch.Tensor:
+        return torch.multinomial(self.probs, 1, True).squeeze(-1)
+
+
 def knock_entropy(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The entropy of the choice to knock or not: ``(H, rows)``, ``H`` the binary entropy
     of the probability mass the masked ``logits`` put on the knocks, for the ``rows``
     where a knock is legal (then a plain discard is legal too)."""
     rows = mask[:, KNOCK : KNOCK + NUM_CARDS].any(1)
-    x = masked_logits(logits[rows], mask[rows])
-    knock = torch.logsumexp(x[:, KNOCK : KNOCK + NUM_CARDS], 1)
-    rest = torch.logsumexp(torch.cat([x[:, :KNOCK], x[:, KNOCK + NUM_CARDS :]], 1), 1)
+    x, m = logits[rows], mask[rows]
+    knocks = torch.zeros_like(m)
+    knocks[:, KNOCK : KNOCK + NUM_CARDS] = m[:, KNOCK : KNOCK + NUM_CARDS]
+    knock, rest = masked_logsumexp(x, knocks), masked_logsumexp(x, m & ~knocks)
     total = torch.logaddexp(knock, rest)
     log_k, log_r = knock - total, rest - total
     return -(log_k.exp() * log_k + log_r.exp() * log_r), rows
@@ -223,9 +256,9 @@ class ActorCritic(nn.Module):
             raise ValueError("this critic needs the opponent's hand (privileged_critic)")
         return self.critic(torch.cat([obs, opponent_hand], 1)).squeeze(-1)
 
-    def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> Categorical:
+    def action_dist(self, obs: torch.Tensor, mask: torch.Tensor) -> MaskedCategorical:
         """The actor's distribution over the legal actions."""
-        return Categorical(logits=masked_logits(self.actor(obs), mask))
+        return MaskedCategorical(self.actor(obs), mask)
 
     def actor_with_aux(self, obs: torch.Tensor):
         """The actor's logits and its belief net's logits by name (``CardActor.forward_with_aux``;
@@ -238,7 +271,7 @@ class ActorCritic(nn.Module):
         logits), each network run once."""
         logits, aux = self.actor_with_aux(obs)
         aux = {**aux, "logits": logits}
-        dist = Categorical(logits=masked_logits(logits, mask))
+        dist = MaskedCategorical(logits, mask)
         return dist.log_prob(action), dist.entropy(), self.get_value(obs, opponent_hand), aux
 
     def get_action_and_value(self, obs, mask, action=None, opponent_hand=None):

@@ -7,12 +7,14 @@ other's steps down.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import torch
 from torch import nn
 
 from agents.training.config import Config
-from agents.training.network import ActorCritic, belief_loss, knock_entropy
+from agents.training.network import ActorCritic, MaskedCategorical, belief_loss, knock_entropy
 from agents.training.rollout import Rollout
 from ginenv.actions import DRAW_STOCK, PASS
 
@@ -45,6 +47,42 @@ def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device) -> dict:
     return {f"b_{k}": torch.from_numpy(x).to(device) for k, x in t.items()}
 
 
+class SplitWorker:
+    """A second thread for ``update``: the critic's forward and backward run on it while
+    the actor's run on the caller's. The two losses share no parameter (the critic
+    reads the observation, the actor never reads the critic), so each one's gradients
+    are what the summed loss would give; the clipping and the optimizer's step then see
+    both. Torch's kernels release the GIL, and each thread runs its kernels with
+    ``threads`` intra-op threads of its own (no OpenMP team spins across the two), so two
+    cores work at once and a shared core only time-slices."""
+
+    def __init__(self, threads: int):
+        self.pool = ThreadPoolExecutor(
+            1, thread_name_prefix="critic", initializer=torch.set_num_threads, initargs=(threads,)
+        )
+
+    def submit(self, fn, *args):
+        return self.pool.submit(fn, *args)
+
+    def close(self):
+        self.pool.shutdown()
+
+
+def _critic_loss(model: ActorCritic, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tensor:
+    """The clipped value loss on minibatch ``mb``, back-propagated (times ``vf_coef``)."""
+    opp = batch["b_opp"].index_select(0, mb) if model.privileged_critic else None
+    newvalue = model.get_value(batch["b_obs"].index_select(0, mb), opp)
+    mb_returns, mb_values = batch["b_returns"][mb], batch["b_values"][mb]
+    if c.clip_vloss:
+        v_unclipped = (newvalue - mb_returns) ** 2
+        v_clipped = mb_values + torch.clamp(newvalue - mb_values, -c.clip_coef, c.clip_coef)
+        v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - mb_returns) ** 2).mean()
+    else:
+        v_loss = 0.5 * ((newvalue - mb_returns) ** 2).mean()
+    (v_loss * c.vf_coef).backward()
+    return v_loss.detach()
+
+
 def update(
     model: ActorCritic,
     optimizer,
@@ -56,10 +94,12 @@ def update(
     rng: np.random.Generator,
     device,
     knock_ent_coef: float = 0.0,
+    split: SplitWorker | None = None,
 ) -> dict:
     """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
-    actor waits for its critic)."""
+    actor waits for its critic). ``split``: the critic's loss on that worker's thread
+    (the same gradients, on a second core); else one after the other."""
     c = config
     n = len(batch["b_obs"])
     clipfracs, stats = [], {}
@@ -72,10 +112,12 @@ def update(
         # two (an advantage's standard deviation needs two).
         for part in np.array_split(rng.permutation(n), max(1, min(c.num_minibatches, n // 2))):
             mb = torch.from_numpy(part).to(device)
-            mb_obs, mb_opp = batch["b_obs"][mb], batch["b_opp"][mb]
-            newlogprob, entropy, newvalue, aux = model.evaluate_actions(
-                mb_obs, batch["b_mask"][mb], batch["b_actions"][mb], mb_opp if model.privileged_critic else None
-            )
+            optimizer.zero_grad()
+            critic = split.submit(_critic_loss, model, batch, mb, c) if split else None
+            mb_obs, mb_mask = batch["b_obs"].index_select(0, mb), batch["b_mask"].index_select(0, mb)
+            logits, aux = model.actor_with_aux(mb_obs)
+            dist = MaskedCategorical(logits, mb_mask)
+            newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
             logratio = newlogprob - batch["b_logprobs"][mb]
             ratio = logratio.exp()
             with torch.no_grad():
@@ -85,30 +127,25 @@ def update(
             mb_adv = batch["b_adv"][mb]
             mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
             pg_loss = torch.max(-mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - c.clip_coef, 1 + c.clip_coef)).mean()
-            mb_returns, mb_values = batch["b_returns"][mb], batch["b_values"][mb]
-            if c.clip_vloss:
-                v_unclipped = (newvalue - mb_returns) ** 2
-                v_clipped = mb_values + torch.clamp(newvalue - mb_values, -c.clip_coef, c.clip_coef)
-                v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - mb_returns) ** 2).mean()
-            else:
-                v_loss = 0.5 * ((newvalue - mb_returns) ** 2).mean()
             entropy_loss = entropy.mean()
             if epoch == c.update_epochs - 1:
                 with torch.no_grad():
                     d = drawing[mb]
                     phase_entropy += torch.stack([entropy[d].sum(), entropy[~d].sum()]).double().cpu()
-            loss = v_loss * c.vf_coef if critic_only else pg_loss - ent_coef * entropy_loss + v_loss * c.vf_coef
+            loss = None if critic_only else pg_loss - ent_coef * entropy_loss
             if knock_ent_coef > 0 and not critic_only:
-                k_ent, k_rows = knock_entropy(aux["logits"], batch["b_mask"][mb])
+                k_ent, k_rows = knock_entropy(logits, mb_mask)
                 if k_rows.any():  # summed over the rows with a knock, per decision (as the entropy above)
                     loss = loss - knock_ent_coef * k_ent.sum() / len(mb)
                     stats["losses/entropy_knock"] = k_ent.mean().item()
             if "belief" in aux:
+                mb_opp = batch["b_opp"].index_select(0, mb)
                 b_loss = belief_loss(aux["belief"], mb_obs, mb_opp)
-                loss = loss + c.belief_coef * b_loss
+                loss = c.belief_coef * b_loss if loss is None else loss + c.belief_coef * b_loss
                 stats["losses/belief_cross_entropy"] = b_loss.item()
-            optimizer.zero_grad()
-            loss.backward()
+            if loss is not None:
+                loss.backward()
+            v_loss = critic.result() if split else _critic_loss(model, batch, mb, c)
             for group in clip_groups:
                 nn.utils.clip_grad_norm_(group, c.max_grad_norm)
             optimizer.step()

@@ -67,6 +67,7 @@ class Run:
     clip_groups: list
     opponents: O.Opponents
     writer: object = None
+    split: ppo.SplitWorker | None = None  # the update's second thread (``split_update``)
     say: object = say
     progress: dict = field(
         default_factory=lambda: {

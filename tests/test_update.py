@@ -1,0 +1,105 @@
+"""The PPO update's fast paths against their slow references: the masked distribution
+against torch's ``Categorical``, the update with its critic on a second thread against
+the one-thread update."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from torch.distributions import Categorical
+
+from agents.training import ppo, rollout
+from agents.training.config import make_config
+from agents.training.network import ActorCritic, MaskedCategorical, masked_logits, masked_logsumexp
+from agents.training.opponents import make_opponents
+from ginenv import VectorEnv
+
+CPU = torch.device("cpu")
+
+
+def _logits_and_mask(rows=400, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(rows, 108, generator=g) * 4
+    logits[: rows // 4, 3] += 120.0  # rows where the legal logits lie far apart
+    mask = torch.rand(rows, 108, generator=g) < 0.2
+    mask[:, 3] = True  # at least one legal action a row
+    mask[rows // 2 :, 10] = True
+    return logits, mask
+
+
+def test_masked_logsumexp_is_torchs_with_the_masked_entries_at_minus_infinity():
+    x, mask = _logits_and_mask()
+    x.requires_grad_()
+    ours = masked_logsumexp(x, mask)
+    ref = torch.logsumexp(x.masked_fill(~mask, float("-inf")), -1)
+    assert torch.allclose(ours, ref, atol=1e-5, rtol=1e-6)
+    (g_ours,) = torch.autograd.grad(ours.sum(), x)
+    (g_ref,) = torch.autograd.grad(ref.sum(), x)
+    assert torch.allclose(g_ours, g_ref, atol=1e-6)
+    assert (g_ours[~mask] == 0).all()
+
+
+def test_the_masked_distribution_is_torchs_categorical_on_the_masked_logits():
+    x, mask = _logits_and_mask()
+    x.requires_grad_()
+    ours, ref = MaskedCategorical(x, mask), Categorical(logits=masked_logits(x, mask))
+    action = torch.multinomial(mask.float(), 1, generator=torch.Generator().manual_seed(1)).squeeze(-1)
+    assert torch.allclose(ours.probs, ref.probs, atol=1e-6)
+    assert (ours.probs[~mask] == 0).all()  # exactly: an illegal action is never drawn
+    assert torch.allclose(ours.log_prob(action), ref.log_prob(action), atol=1e-5)
+    assert torch.allclose(ours.entropy(), ref.entropy(), atol=1e-5)
+    (g_ours,) = torch.autograd.grad((ours.log_prob(action) + ours.entropy()).sum(), x)
+    (g_ref,) = torch.autograd.grad((ref.log_prob(action) + ref.entropy()).sum(), x)
+    assert torch.allclose(g_ours, g_ref, atol=1e-5)
+    torch.manual_seed(5)
+    drawn = torch.stack([ours.sample() for _ in range(20)])
+    torch.manual_seed(5)
+    drawn_ref = torch.stack([ref.sample() for _ in range(20)])
+    assert mask.gather(1, drawn.T).all()
+    assert (drawn == drawn_ref).float().mean() > 0.999  # the same draws from the same stream
+
+
+def _batch(config, seed=3):
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    env = VectorEnv(config.num_envs, config.rules, seed=seed)
+    model = ActorCritic(config.network_spec())
+    buf, _ = rollout.collect(env, model, make_opponents(config, rng), rng, config.num_steps, CPU)
+    adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
+    return model, ppo.flatten(buf, adv, returns, CPU)
+
+
+@pytest.mark.parametrize(
+    "sets,critic_only",
+    [
+        (["architecture=cards"], False),
+        (["architecture=belief"], False),
+        (["architecture=mlp", "privileged_critic=false", "clip_vloss=false"], False),
+        (["architecture=belief"], True),
+    ],
+)
+def test_the_split_update_gives_the_one_thread_updates_weights_bit_for_bit(sets, critic_only):
+    config = make_config(
+        sets=["num_envs=32", "num_steps=48", "hidden_sizes=[32, 32]", "num_minibatches=4", "update_epochs=2", *sets]
+    )
+    model, batch = _batch(config)
+    worker = ppo.SplitWorker(torch.get_num_threads())  # as the trainer: the same threads on each side
+    try:
+        results = []
+        for split in (None, worker):
+            net = copy.deepcopy(model)
+            optimizer, groups = ppo.make_optimizer(net, config)
+            stats = ppo.update(
+                net, optimizer, groups, batch, config, 0.01, critic_only, np.random.default_rng(9), CPU, 0.5, split
+            )
+            results.append((net.state_dict(), stats, optimizer.state_dict()["state"]))
+    finally:
+        worker.close()
+    (w0, s0, o0), (w1, s1, o1) = results
+    assert all(torch.equal(w0[k], w1[k]) for k in w0)
+    assert all(torch.equal(o0[i]["exp_avg_sq"], o1[i]["exp_avg_sq"]) for i in o0)
+    assert s0 == pytest.approx(s1, nan_ok=True)
+    assert not all(torch.equal(w0[k], model.state_dict()[k]) for k in w0)  # it did train
+    if critic_only:  # the actor's policy loss stays out of a critic-only update
+        assert all(torch.equal(w0[k], model.state_dict()[k]) for k in w0 if k.startswith("actor.trunk"))
