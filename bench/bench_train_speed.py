@@ -113,6 +113,7 @@ def bench(config, device, updates: int) -> dict:
 
     model.get_action_and_value = timed
     rows = {"rollout": [], "forward": [], "gae": [], "update": []}
+    split = ppo.SplitWorker(config.torch_threads) if config.split_update and device.type == "cpu" else None
     for i in range(updates + 1):
         forward_s[0] = 0.0
         t0 = time.perf_counter()
@@ -121,7 +122,9 @@ def bench(config, device, updates: int) -> dict:
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
         batch = ppo.flatten(buf, adv, returns, device)
         t2 = time.perf_counter()
-        ppo.update(model, optimizer, clip_groups, batch, config, config.ent_coef, False, rng, device)
+        ppo.update(
+            model, optimizer, clip_groups, batch, config, config.ent_coef, False, rng, device, config.knock_ent_coef, split
+        )
         if device.type == "cuda":
             torch.cuda.synchronize()
         t3 = time.perf_counter()
@@ -131,6 +134,8 @@ def bench(config, device, updates: int) -> dict:
             rows["gae"].append(t2 - t1)
             rows["update"].append(t3 - t2)
     del model.get_action_and_value
+    if split is not None:
+        split.close()
     med = {k: statistics.median(v) for k, v in rows.items()}
     total = statistics.median(a + b + c for a, b, c in zip(rows["rollout"], rows["gae"], rows["update"]))
     # The work per decision, counted on the CPU copy of the network.
@@ -197,6 +202,7 @@ def main(argv=None):
                 f"{path.stem}: {config.architecture} {config.hidden_sizes}, {config.num_envs} games x "
                 f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
                 f"{config.torch_threads} threads, device {config.device}, {args.busy} busy neighbours"
+                + (", the update's critic on a second thread" if config.split_update and config.device == "cpu" else "")
             )
             print(
                 f"  median of {args.updates}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
