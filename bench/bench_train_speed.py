@@ -123,7 +123,17 @@ def bench(config, device, updates: int) -> dict:
         batch = ppo.flatten(buf, adv, returns, device)
         t2 = time.perf_counter()
         ppo.update(
-            model, optimizer, clip_groups, batch, config, config.ent_coef, False, rng, device, config.knock_ent_coef, split
+            model,
+            optimizer,
+            clip_groups,
+            batch,
+            config,
+            config.ent_coef,
+            False,
+            rng,
+            device,
+            config.knock_ent_coef,
+            split,
         )
         if device.type == "cuda":
             torch.cuda.synchronize()

@@ -138,9 +138,11 @@ class CardActor(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.forward_with_aux(obs)[0]
 
-    def forward_with_aux(self, obs: torch.Tensor):
+    def forward_with_aux(self, obs: torch.Tensor, belief=None):
         """The 108 logits and, with ``belief``, the belief net's ``(B, 52)`` logits
-        (``{"belief": ...}``, else ``{}``), from one pass, for the training losses."""
+        (``{"belief": ...}``, else ``{}``), from one pass, for the training losses.
+        ``belief``: a callable that gives the belief net's logits (the update runs the
+        belief net on its second thread meanwhile), else the belief net is run here."""
         b = obs.shape[0]
         g = self.trunk(obs)
         planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
@@ -148,7 +150,7 @@ class CardActor(nn.Module):
             planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
         aux = {}
         if self.belief_net is not None:
-            aux["belief"] = self.belief_net(obs)
+            aux["belief"] = self.belief_net(obs) if belief is None else belief()
             p = belief_probabilities(obs, aux["belief"]).detach()  # the policy loss never trains it
             planes = torch.cat([planes, belief_features(p, self.relations)], 2)
         logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
@@ -260,10 +262,10 @@ class ActorCritic(nn.Module):
         """The actor's distribution over the legal actions."""
         return MaskedCategorical(self.actor(obs), mask)
 
-    def actor_with_aux(self, obs: torch.Tensor):
+    def actor_with_aux(self, obs: torch.Tensor, belief=None):
         """The actor's logits and its belief net's logits by name (``CardActor.forward_with_aux``;
         empty for an actor without one)."""
-        return self.actor.forward_with_aux(obs) if self.has_belief else (self.actor(obs), {})
+        return self.actor.forward_with_aux(obs, belief) if self.has_belief else (self.actor(obs), {})
 
     def evaluate_actions(self, obs, mask, action, opponent_hand=None):
         """For the PPO update: log-probabilities of ``action``, entropies, values and the

@@ -49,12 +49,12 @@ def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device) -> dict:
 
 class SplitWorker:
     """A second thread for ``update``: the critic's forward and backward run on it while
-    the actor's run on the caller's. The two losses share no parameter (the critic
-    reads the observation, the actor never reads the critic), so each one's gradients
-    are what the summed loss would give; the clipping and the optimizer's step then see
-    both. Torch's kernels release the GIL, and each thread runs its kernels with
-    ``threads`` intra-op threads of its own (no OpenMP team spins across the two), so two
-    cores work at once and a shared core only time-slices."""
+    the actor's run on the caller's (and a belief actor's belief net, whose output the
+    actor reads detached: its forward first, its loss last). The losses share no
+    parameter, so each one's gradients are what the summed loss would give; the clipping
+    and the optimizer's step then see them all. Torch's kernels release the GIL, and each
+    thread runs its kernels with ``threads`` intra-op threads of its own (no OpenMP team
+    spins across the two), so two cores work at once and a shared core only time-slices."""
 
     def __init__(self, threads: int):
         self.pool = ThreadPoolExecutor(
@@ -83,6 +83,19 @@ def _critic_loss(model: ActorCritic, batch: dict, mb: torch.Tensor, c: Config) -
     return v_loss.detach()
 
 
+def _belief_forward(model: ActorCritic, batch: dict, mb: torch.Tensor) -> torch.Tensor:
+    """The belief net's logits on minibatch ``mb`` (the actor reads them detached)."""
+    return model.actor.belief_net(batch["b_obs"].index_select(0, mb))
+
+
+def _belief_loss(ahead, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tensor:
+    """The belief net's cross-entropy on ``mb`` (``ahead``: its forward's future),
+    back-propagated (times ``belief_coef``): only the belief net has a gradient from it."""
+    b_loss = belief_loss(ahead.result(), batch["b_obs"].index_select(0, mb), batch["b_opp"].index_select(0, mb))
+    (c.belief_coef * b_loss).backward()
+    return b_loss.detach()
+
+
 def update(
     model: ActorCritic,
     optimizer,
@@ -98,8 +111,9 @@ def update(
 ) -> dict:
     """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
-    actor waits for its critic). ``split``: the critic's loss on that worker's thread
-    (the same gradients, on a second core); else one after the other."""
+    actor waits for its critic). ``split``: the critic's loss, and a belief net's forward
+    and loss, on that worker's thread (the same gradients, on a second core); else one
+    after the other."""
     c = config
     n = len(batch["b_obs"])
     clipfracs, stats = [], {}
@@ -113,9 +127,16 @@ def update(
         for part in np.array_split(rng.permutation(n), max(1, min(c.num_minibatches, n // 2))):
             mb = torch.from_numpy(part).to(device)
             optimizer.zero_grad()
-            critic = split.submit(_critic_loss, model, batch, mb, c) if split else None
+            belief = None
+            if split:  # queued on the worker: the belief net's forward, the critic, the belief loss
+                if model.has_belief:
+                    ahead = split.submit(_belief_forward, model, batch, mb)
+                    belief = ahead.result  # the actor waits for it after its trunk
+                critic = split.submit(_critic_loss, model, batch, mb, c)
+                if model.has_belief:
+                    trained_belief = split.submit(_belief_loss, ahead, batch, mb, c)
             mb_obs, mb_mask = batch["b_obs"].index_select(0, mb), batch["b_mask"].index_select(0, mb)
-            logits, aux = model.actor_with_aux(mb_obs)
+            logits, aux = model.actor_with_aux(mb_obs, belief)
             dist = MaskedCategorical(logits, mb_mask)
             newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
             logratio = newlogprob - batch["b_logprobs"][mb]
@@ -138,14 +159,15 @@ def update(
                 if k_rows.any():  # summed over the rows with a knock, per decision (as the entropy above)
                     loss = loss - knock_ent_coef * k_ent.sum() / len(mb)
                     stats["losses/entropy_knock"] = k_ent.mean().item()
-            if "belief" in aux:
-                mb_opp = batch["b_opp"].index_select(0, mb)
-                b_loss = belief_loss(aux["belief"], mb_obs, mb_opp)
+            if "belief" in aux and not split:
+                b_loss = belief_loss(aux["belief"], mb_obs, batch["b_opp"].index_select(0, mb))
                 loss = c.belief_coef * b_loss if loss is None else loss + c.belief_coef * b_loss
                 stats["losses/belief_cross_entropy"] = b_loss.item()
             if loss is not None:
                 loss.backward()
             v_loss = critic.result() if split else _critic_loss(model, batch, mb, c)
+            if split and model.has_belief:
+                stats["losses/belief_cross_entropy"] = trained_belief.result().item()
             for group in clip_groups:
                 nn.utils.clip_grad_norm_(group, c.max_grad_norm)
             optimizer.step()
