@@ -52,12 +52,31 @@ def test_the_masked_distribution_is_torchs_categorical_on_the_masked_logits():
     (g_ours,) = torch.autograd.grad((ours.log_prob(action) + ours.entropy()).sum(), x)
     (g_ref,) = torch.autograd.grad((ref.log_prob(action) + ref.entropy()).sum(), x)
     assert torch.allclose(g_ours, g_ref, atol=1e-5)
+    assert torch.allclose(ours.logits[mask], ref.logits[mask], atol=1e-5)  # every legal action's log-probability
+
+
+def test_the_masked_distribution_draws_each_action_as_often_as_its_probability(monkeypatch):
+    x, mask = _logits_and_mask(rows=6, seed=2)
+    x = x / 4  # flatter rows: many actions drawn
+    rows = 6
+    draws = 40_000
+    dist = MaskedCategorical(x.repeat_interleave(draws, 0), mask.repeat_interleave(draws, 0))
     torch.manual_seed(5)
-    drawn = torch.stack([ours.sample() for _ in range(20)])
-    torch.manual_seed(5)
-    drawn_ref = torch.stack([ref.sample() for _ in range(20)])
-    assert mask.gather(1, drawn.T).all()
-    assert (drawn == drawn_ref).float().mean() > 0.999  # the same draws from the same stream
+    drawn = dist.sample().reshape(rows, draws)
+    assert mask.gather(1, drawn).all()  # never an illegal action
+    counts = torch.stack([torch.bincount(drawn[r], minlength=108) for r in range(rows)]).double()
+    p = Categorical(logits=masked_logits(x, mask)).probs.double()
+    sigma = (draws * p * (1 - p)).sqrt()
+    assert ((counts - draws * p).abs() <= 5 * sigma + 1).all()
+    # A uniform number that rounds up to the row's total still gives a legal action: the
+    # one at which the cumulative probability reaches that total.
+    monkeypatch.setattr(torch, "rand", lambda shape, **k: torch.full(shape, 1.0, **k))
+    edge = MaskedCategorical(x, mask)
+    drawn = edge.sample()
+    assert mask.gather(1, drawn[:, None]).all() and (edge.probs.gather(1, drawn[:, None]) > 0).all()
+    cdf = edge.probs.cumsum(1)
+    for r in range(rows):
+        assert cdf[r, drawn[r]] == cdf[r, -1] and (drawn[r] == 0 or cdf[r, drawn[r] - 1] < cdf[r, -1])
 
 
 def _batch(config, seed=3):

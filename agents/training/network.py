@@ -185,27 +185,32 @@ def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: t
 
 
 def masked_logsumexp(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``(B,)``: the log of the sum of ``exp(x)`` over the entries ``mask`` keeps (at least
-    one a row), the same as ``torch.logsumexp`` with the others at -inf, without ever
-    exponentiating those others: on a CPU, ``exp`` of a large negative float takes a
-    slow path (30x slower on this project's machine), and the illegal logits sit at
-    ``MASKED_LOGIT``. The shift by the row's largest kept entry is held fixed (the sum
-    does not depend on it)."""
-    top = x.masked_fill(~mask, float("-inf")).amax(-1, keepdim=True).detach()
-    e = torch.where(mask, x - top, 0.0).exp() * mask
+    """``(B,)``: the log of the sum of ``exp(x)`` over the entries ``mask`` keeps (bool or
+    0/1; at least one a row), the same as ``torch.logsumexp`` with the others at -inf.
+    Written in float arithmetic that never exponentiates a left-out entry: on a CPU,
+    ``exp`` of a large negative float takes a slow path (30x slower on this project's
+    machine; the illegal logits sit at ``MASKED_LOGIT``), and ``masked_fill`` or
+    ``where`` with a bool mask cost 10x a multiplication. The shift by the row's largest
+    kept entry is held fixed (the sum does not depend on it)."""
+    keep = mask.to(x.dtype)
+    top = (x + (keep - 1) * 1e30).amax(-1, keepdim=True).detach()
+    e = ((x - top) * keep).exp() * keep
     return top.squeeze(-1) + e.sum(-1).log()
 
 
 class MaskedCategorical:
     """The policy's distribution: torch's ``Categorical`` over ``masked_logits(logits,
-    mask)`` (same probabilities, log-probabilities, entropy and sampling), computed with
-    ``masked_logsumexp`` so that the illegal entries are never exponentiated; their
-    probabilities are exactly 0. Every row needs a legal action."""
+    mask)``, with the same probabilities, log-probabilities of the legal actions and
+    entropy (tested against it), computed with ``masked_logsumexp``: the illegal actions'
+    probabilities are exactly 0 (their entries of ``logits`` mean nothing). ``sample``
+    draws by the inverse of the cumulative distribution, one uniform number a row
+    (``torch.multinomial`` draws an exponential for every entry: 30% of the policy's
+    forward in the rollout). Every row needs a legal action."""
 
     def __init__(self, logits: torch.Tensor, mask: torch.Tensor):
-        x = masked_logits(logits, mask)
-        self.logits = x - masked_logsumexp(x, mask).unsqueeze(-1)  # log-probabilities
-        self.probs = torch.where(mask, self.logits, 0.0).exp() * mask
+        keep = mask.to(logits.dtype)
+        self.logits = logits - masked_logsumexp(logits, keep).unsqueeze(-1)  # log-probabilities, where legal
+        self.probs = (self.logits * keep).exp() * keep
 
     def log_prob(self, action: torch.Tensor) -> torch.Tensor:
         return self.logits.gather(-1, action.long().unsqueeze(-1)).squeeze(-1)
@@ -214,7 +219,12 @@ class MaskedCategorical:
         return -(self.logits * self.probs).sum(-1)
 
     def sample(self) -> torch.Tensor:
-        return torch.multinomial(self.probs, 1, True).squeeze(-1)
+        """One action a row, from the global torch generator."""
+        cdf = self.probs.cumsum(-1)
+        total = cdf[..., -1:]
+        u = torch.rand(total.shape, dtype=cdf.dtype, device=cdf.device) * total
+        drawn = (cdf <= u).sum(-1)  # the first action whose cumulative probability passes u
+        return torch.minimum(drawn, (cdf < total).sum(-1))  # u rounded up to the total: the last legal one
 
 
 def knock_entropy(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -222,10 +232,10 @@ def knock_entropy(logits: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tenso
     of the probability mass the masked ``logits`` put on the knocks, for the ``rows``
     where a knock is legal (then a plain discard is legal too)."""
     rows = mask[:, KNOCK : KNOCK + NUM_CARDS].any(1)
-    x, m = logits[rows], mask[rows]
+    x, m = logits[rows], mask[rows].to(logits.dtype)
     knocks = torch.zeros_like(m)
     knocks[:, KNOCK : KNOCK + NUM_CARDS] = m[:, KNOCK : KNOCK + NUM_CARDS]
-    knock, rest = masked_logsumexp(x, knocks), masked_logsumexp(x, m & ~knocks)
+    knock, rest = masked_logsumexp(x, knocks), masked_logsumexp(x, m - knocks)
     total = torch.logaddexp(knock, rest)
     log_k, log_r = knock - total, rest - total
     return -(log_k.exp() * log_k + log_r.exp() * log_r), rows
