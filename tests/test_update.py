@@ -1,6 +1,6 @@
 """The PPO update's fast paths against their slow references: the masked distribution
 against torch's ``Categorical``, the update with its critic on a second thread against
-the one-thread update, and the cap penalty against a game-by-game reading of the hands."""
+the one-thread update."""
 
 import copy
 
@@ -14,7 +14,6 @@ from agents.training.config import make_config
 from agents.training.network import ActorCritic, MaskedCategorical, masked_logits, masked_logsumexp
 from agents.training.opponents import make_opponents
 from ginenv import VectorEnv
-from ginenv.rules import Rules
 
 CPU = torch.device("cpu")
 
@@ -123,41 +122,3 @@ def test_the_split_update_gives_the_one_thread_updates_weights_bit_for_bit(sets,
     assert not all(torch.equal(w0[k], model.state_dict()[k]) for k in w0)  # it did train
     if critic_only:  # the actor's policy loss stays out of a critic-only update
         assert all(torch.equal(w0[k], model.state_dict()[k]) for k in w0 if k.startswith("actor.trunk"))
-
-
-def test_the_cap_penalty_costs_both_seats_at_each_capped_hand_and_nothing_else():
-    config = make_config(sets=["num_envs=16", "num_steps=120", "hidden_sizes=[16]", "opponents={self: 1.0}"])
-    rules = Rules.preset("standard", max_turns=6)  # most hands hit the cap
-    rewards = []
-    for penalty in (0.0, 0.3):
-        torch.manual_seed(4)
-        rng = np.random.default_rng(4)
-        env = VectorEnv(config.num_envs, rules, seed=4)
-        env.capped = []
-        step = env.step
-
-        def recording_step(actions, env=env, step=step):
-            out = step(actions)
-            env.capped.append(out.hand_ended & (out.hand_kind == rollout.CAPPED))
-            return out
-
-        env.step = recording_step
-        model = ActorCritic(config.network_spec())
-        buf, _ = rollout.collect(env, model, make_opponents(config, rng), rng, config.num_steps, CPU, penalty)
-        rewards.append((buf, np.array(env.capped)))
-    (plain, capped), (cost, capped_too) = rewards
-    assert (capped == capped_too).all() and capped.sum() > 10  # the same games, many capped hands
-    # Reference: each capped hand's penalty goes to both seats' last decision before it.
-    expected = plain.rewards.copy()
-    for t, g in zip(*np.nonzero(capped)):
-        for seat_step in _last_decisions(plain, t, g):
-            expected[seat_step, g] -= 0.3
-    assert np.allclose(cost.rewards, expected, atol=1e-6)
-    assert (cost.actions == plain.actions).all()
-
-
-def _last_decisions(b, t, g):
-    """The steps of the last decision of each seat at or before step ``t`` in game ``g``,
-    in the hand that ended at ``t`` (self-play: every decision is the learner's)."""
-    steps = [s for s in range(t + 1) if b.valid[s, g] and (b.next_t[s, g] == -1 or b.next_t[s, g] > t)]
-    return steps[-2:]

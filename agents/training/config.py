@@ -101,13 +101,6 @@ class Config:
     knock_ent_decisions: int = 0
     """Decisions over which ``knock_ent_coef`` falls to 0 (then 0); 0: the whole run. A
     long run that sets the default's 12M keeps the default's schedule."""
-    cap_penalty: float = 0.0
-    """Training only: a hand cut by the turn cap (``max_turns``; it scores nothing, like a
-    dead hand) costs both seats this much reward (in reward_scale units, so 0.25 is 25
-    points), falling to 0 with the knock bonus (over ``knock_ent_decisions``). With the
-    knock bonus, self-play under pagat found a loop where both seats take the face-up card
-    every turn and most hands hit the cap; the cap was a safe haven for the seat behind
-    (docs/training.md). 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -258,7 +251,6 @@ class Config:
             "ent_coef",
             "ent_coef_final",
             "knock_ent_coef",
-            "cap_penalty",
             "vf_coef",
             "target_kl",
             "belief_coef",

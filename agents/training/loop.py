@@ -60,9 +60,7 @@ def collect(run: Run):
     if c.anneal_lr:
         run.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - p["update"] / c.num_updates)
     t0 = time.time()
-    buf, learner_decisions = rollout.collect(
-        run.env, run.model, run.opponents, run.rng, c.num_steps, run.device, cap_penalty(c, p["update"])
-    )
+    buf, learner_decisions = rollout.collect(run.env, run.model, run.opponents, run.rng, c.num_steps, run.device)
     p["decisions"] += c.batch_size
     p["learner_decisions"] += learner_decisions
     return buf, {"charts/rollout_seconds": time.time() - t0}
@@ -109,17 +107,8 @@ def learn(run: Run, buf, timing: dict) -> dict:
 def knock_bonus(c, update: int) -> float:
     """``knock_ent_coef`` at ``update``: falling linearly to 0 over the updates of
     ``knock_ent_decisions`` (0: over the whole run, as the other schedules)."""
-    return c.knock_ent_coef * _knock_schedule(c, update)
-
-
-def cap_penalty(c, update: int) -> float:
-    """``cap_penalty`` at ``update``: on the knock bonus's schedule."""
-    return c.cap_penalty * _knock_schedule(c, update)
-
-
-def _knock_schedule(c, update: int) -> float:
     horizon = -(-c.knock_ent_decisions // c.batch_size) if c.knock_ent_decisions else c.num_updates
-    return max(0.0, 1.0 - update / horizon)
+    return c.knock_ent_coef * max(0.0, 1.0 - update / horizon)
 
 
 def league_stats(opp: O.Opponents) -> dict:
@@ -172,7 +161,7 @@ def train_exploiter(run: Run, stop: StopSignal, against: str) -> bool:
     target = saved(run.model, league_dir / f"learner_{u}")
     keys = ("num_envs", "num_steps", "num_minibatches", "update_epochs", "torch_threads", "device", "mode", "rules")
     keys += ("hidden_sizes", "activation", "architecture", "privileged_critic", "log_dir", "gamma", "gae_lambda")
-    keys += ("knock_ent_coef", "knock_ent_decisions", "cap_penalty")  # the run's, not the default's
+    keys += ("knock_ent_coef", "knock_ent_decisions")  # the run's knock bonus, not the default's
     if c.exploiter_from == "learner":
         keys += ("learning_rate", "ent_coef", "ent_coef_final")
     sets = [set_item(k, getattr(c, k)) for k in keys]

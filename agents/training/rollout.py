@@ -21,8 +21,6 @@ from ginenv.actions import DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
 from ginenv.cards import NUM_CARDS
 from ginenv.observation import OBS_SIZE, observe
 
-CAPPED = core.HAND_KIND_NAMES.index("truncated")  # a hand cut by the turn cap
-
 
 @dataclass
 class Rollout:
@@ -66,18 +64,10 @@ def _critic_input(model: ActorCritic, hands: np.ndarray, device) -> dict:
 
 
 def collect(
-    env: VectorEnv,
-    model: ActorCritic,
-    opp: O.Opponents,
-    rng: np.random.Generator,
-    num_steps: int,
-    device,
-    cap_penalty: float = 0.0,
+    env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random.Generator, num_steps: int, device
 ) -> tuple[Rollout, int]:
     """Play ``num_steps`` steps of every game of ``env``; returns the rollout and the
-    learner's number of decisions. Episodes that end draw new opponents from ``rng``.
-    ``cap_penalty``: taken from both seats' training rewards when a hand hits the turn
-    cap (the opponents' win rates count the real rewards)."""
+    learner's number of decisions. Episodes that end draw new opponents from ``rng``."""
     n = env.num_envs
     buf = Rollout.empty(num_steps, n)
     pending = np.full((n, 2), -1, np.int64)  # last decision of each seat awaiting its successor
@@ -109,12 +99,9 @@ def collect(
         out = env.step(act)
         learner_decisions += L.size
         _count_hands(buf.hands, turns, out, state, opp)
-        rewards = out.rewards
-        if cap_penalty:
-            rewards = rewards - cap_penalty * (out.hand_ended & (out.hand_kind == CAPPED))[:, None]
         for seat in (0, 1):
             has = np.flatnonzero(pending[:, seat] >= 0)
-            buf.rewards[pending[has, seat], has] += rewards[has, seat]
+            buf.rewards[pending[has, seat], has] += out.rewards[has, seat]
         ended = np.flatnonzero(out.terminated | out.truncated)
         for seat in (0, 1):
             has = ended[pending[ended, seat] >= 0]
