@@ -184,14 +184,16 @@ class Config:
     checkpoint_every: int = 20
     """Updates between checkpoints (one is always written at the end)."""
     torch_threads: int = 1
-    """Threads torch may use. One by default: on an idle 2-core machine two threads train
-    the default recipe 1.6x faster (20.1k decisions/s against 12.2k), but beside one busy
-    neighbour they fall to 5.9k and beside two to 1.1k, where one thread keeps 12.8k and
-    7.9k (docs/speed.md, the thread table); ``2`` on a machine of your own."""
+    """Intra-op threads torch may use (on each of the update's two threads, with
+    ``split_update``). One by default: two train the default recipe fastest on an idle
+    2-core machine, but beside one busy neighbour their OpenMP threads spin and the run
+    falls to a sixth of its speed (docs/speed.md, the thread table)."""
     split_update: bool = True
-    """The PPO update's critic loss runs on a second thread beside the actor's (each with
-    ``torch_threads`` threads): the same gradients and weights, bit for bit, with both
-    cores at work (docs/speed.md). CPU only; on a GPU the two would share one stream."""
+    """The PPO update runs the critic's loss (and a belief net's) on a second thread
+    beside the actor's: the same weights, bit for bit, with both cores at work; 1.35x one
+    thread idle, never slower beside busy neighbours (docs/speed.md). CPU only; on a GPU
+    the two would share one stream. With ``torch_threads=2`` on an idle machine of your
+    own, set it false."""
     device: str = "cpu"
     """Where the network runs: ``cpu``, ``cuda`` or ``cuda:<n>`` (the games always run
     on the CPU, in numpy). Runs are bit-for-bit reproducible on the CPU; on a GPU they
