@@ -113,7 +113,7 @@ def bench(config, device, updates: int) -> dict:
 
     model.get_action_and_value = timed
     rows = {"rollout": [], "forward": [], "gae": [], "update": []}
-    split = ppo.SplitWorker(config.torch_threads) if config.split_update and device.type == "cpu" else None
+    split = ppo.SplitWorker.for_config(config, device)
     for i in range(updates + 1):
         forward_s[0] = 0.0
         t0 = time.perf_counter()

@@ -259,8 +259,7 @@ def train(
         if stop.is_set():  # before anything is written
             return stopped_at_start(stop, step_dir, run_dir, run.say)
         open_logs(run, fresh=step_dir is None)
-        if c.split_update and run.device.type == "cpu":
-            run.split = ppo.SplitWorker(c.torch_threads)  # the update's critic on a second thread
+        run.split = ppo.SplitWorker.for_config(c, run.device)  # the update's critic on a second thread
         # ---------------------------------------------------------- warm start
         imitation = warm_start(run, saved_imitation, stop)
         if stop.is_set():

@@ -278,7 +278,9 @@ class ActorCritic(nn.Module):
         return self.actor.forward_with_aux(obs, belief) if self.has_belief else (self.actor(obs), {})
 
     def evaluate_actions(self, obs, mask, action, opponent_hand=None):
-        """For the PPO update: log-probabilities of ``action``, entropies, values and the
+        """The PPO update's passes in one call (the update itself runs the actor's and the
+        critic's apart, to put them on two threads; the bench counts their work here):
+        log-probabilities of ``action``, entropies, values and the
         belief net's logits (``actor_with_aux``; with them, ``logits``: the actor's raw
         logits), each network run once."""
         logits, aux = self.actor_with_aux(obs)

@@ -61,6 +61,11 @@ class SplitWorker:
             1, thread_name_prefix="critic", initializer=torch.set_num_threads, initargs=(threads,)
         )
 
+    @classmethod
+    def for_config(cls, config: Config, device) -> SplitWorker | None:
+        """A worker when ``split_update`` asks for one and the network is on the CPU."""
+        return cls(config.torch_threads) if config.split_update and torch.device(device).type == "cpu" else None
+
     def submit(self, fn, *args):
         return self.pool.submit(fn, *args)
 
@@ -121,22 +126,20 @@ def update(
     # over the last epoch's minibatches.
     drawing = batch["b_mask"][:, DRAW_STOCK : PASS + 1].any(1)
     phase_entropy = torch.zeros(2, dtype=torch.float64)
+    offload_belief = split is not None and model.has_belief
     for epoch in range(c.update_epochs):
         # Fewer minibatches when the learner made few decisions: none may hold fewer than
         # two (an advantage's standard deviation needs two).
         for part in np.array_split(rng.permutation(n), max(1, min(c.num_minibatches, n // 2))):
             mb = torch.from_numpy(part).to(device)
             optimizer.zero_grad()
-            belief = None
-            if split:  # queued on the worker: the belief net's forward, the critic, the belief loss
-                if model.has_belief:
-                    ahead = split.submit(_belief_forward, model, batch, mb)
-                    belief = ahead.result  # the actor waits for it after its trunk
-                critic = split.submit(_critic_loss, model, batch, mb, c)
-                if model.has_belief:
-                    trained_belief = split.submit(_belief_loss, ahead, batch, mb, c)
+            # Queued on the worker, in order: the belief net's forward, the critic, the belief loss.
+            ahead = split.submit(_belief_forward, model, batch, mb) if offload_belief else None
+            critic = split.submit(_critic_loss, model, batch, mb, c) if split is not None else None
+            trained_belief = split.submit(_belief_loss, ahead, batch, mb, c) if offload_belief else None
             mb_obs, mb_mask = batch["b_obs"].index_select(0, mb), batch["b_mask"].index_select(0, mb)
-            logits, aux = model.actor_with_aux(mb_obs, belief)
+            # With the belief offloaded, the actor waits for it after its trunk.
+            logits, aux = model.actor_with_aux(mb_obs, ahead.result if ahead is not None else None)
             dist = MaskedCategorical(logits, mb_mask)
             newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
             logratio = newlogprob - batch["b_logprobs"][mb]
@@ -159,14 +162,14 @@ def update(
                 if k_rows.any():  # summed over the rows with a knock, per decision (as the entropy above)
                     loss = loss - knock_ent_coef * k_ent.sum() / len(mb)
                     stats["losses/entropy_knock"] = k_ent.mean().item()
-            if "belief" in aux and not split:
+            if "belief" in aux and not offload_belief:
                 b_loss = belief_loss(aux["belief"], mb_obs, batch["b_opp"].index_select(0, mb))
                 loss = c.belief_coef * b_loss if loss is None else loss + c.belief_coef * b_loss
                 stats["losses/belief_cross_entropy"] = b_loss.item()
             if loss is not None:
                 loss.backward()
-            v_loss = critic.result() if split else _critic_loss(model, batch, mb, c)
-            if split and model.has_belief:
+            v_loss = critic.result() if critic is not None else _critic_loss(model, batch, mb, c)
+            if trained_belief is not None:
                 stats["losses/belief_cross_entropy"] = trained_belief.result().item()
             for group in clip_groups:
                 nn.utils.clip_grad_norm_(group, c.max_grad_norm)
