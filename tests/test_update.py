@@ -14,6 +14,7 @@ from agents.training.config import make_config
 from agents.training.network import ActorCritic, MaskedCategorical, masked_logits, masked_logsumexp
 from agents.training.opponents import make_opponents
 from ginenv import VectorEnv
+from ginenv.observation import SCALAR as OBS_SCALAR
 
 CPU = torch.device("cpu")
 
@@ -122,3 +123,35 @@ def test_the_split_update_gives_the_one_thread_updates_weights_bit_for_bit(sets,
     assert not all(torch.equal(w0[k], model.state_dict()[k]) for k in w0)  # it did train
     if critic_only:  # the actor's policy loss stays out of a critic-only update
         assert all(torch.equal(w0[k], model.state_dict()[k]) for k in w0 if k.startswith("actor.trunk"))
+
+
+def test_deadwood_shaping_is_the_potential_difference_along_each_seats_decisions():
+    """A decision by decision reference: gamma x phi(the seat's next decision, or the
+    bootstrap's view, or 0 at the hand's end) - phi(now), phi = -coef x deadwood."""
+    config = make_config({"num_envs": 16, "num_steps": 48, "opponents": {"self": 0.5, "knock_early": 0.5}})
+    rng = np.random.default_rng(2)
+    env = VectorEnv(config.num_envs, seed=5)
+    model = ActorCritic(config.network_spec())
+    buf, _ = rollout.collect(env, model, make_opponents(config, rng), rng, config.num_steps, CPU)
+    shaped = copy.deepcopy(buf)
+    rollout.shape_rewards(shaped, 0.9, 2.0, 0.01)
+    col = OBS_SCALAR["own_deadwood"]
+    phi = lambda deadwood: -2.0 * 0.01 * 100.0 * deadwood  # noqa: E731 (the scalar is deadwood / 100)
+    ends = 0
+    for t in range(config.num_steps):
+        for n in range(config.num_envs):
+            want = buf.rewards[t, n]
+            if buf.valid[t, n]:
+                if buf.dones[t, n]:
+                    after = 0.0
+                    ends += 1
+                elif buf.next_t[t, n] >= 0:
+                    after = phi(buf.obs[buf.next_t[t, n], n, col])
+                else:
+                    after = phi(buf.boot_deadwood[t, n])
+                want = want + 0.9 * after - phi(buf.obs[t, n, col])
+            assert shaped.rewards[t, n] == pytest.approx(want, abs=1e-5)
+    assert ends > 0 and (buf.boot_deadwood[buf.valid & (buf.next_t < 0) & ~buf.dones] > 0).any()
+    unshaped = copy.deepcopy(buf)
+    rollout.shape_rewards(unshaped, 0.9, 0.0, 0.01)
+    assert np.array_equal(unshaped.rewards, buf.rewards)

@@ -101,6 +101,13 @@ class Config:
     knock_ent_decisions: int = 0
     """Decisions over which ``knock_ent_coef`` falls to 0 (then 0); 0: the whole run. A
     long run that sets the default's 12M keeps the default's schedule."""
+    deadwood_shaping: float = 0.0
+    """Training only: a potential-based shaping of the reward (Ng et al. 1999), with the
+    potential ``-deadwood_shaping x`` the mover's deadwood (the observation's
+    ``own_deadwood``, in points, times ``reward_scale``): each decision is credited with
+    ``gamma x potential(next decision of the seat) - potential(now)``, the potential 0
+    once the hand is over. It pays for lowering the deadwood as it happens and sums to a
+    constant over a hand, so the best policy is the game's. 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -253,6 +260,7 @@ class Config:
             "ent_coef",
             "ent_coef_final",
             "knock_ent_coef",
+            "deadwood_shaping",
             "vf_coef",
             "target_kl",
             "belief_coef",

@@ -72,6 +72,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
     c, p = run.c, run.progress
     frac = p["update"] / c.num_updates
     t1 = time.time()
+    rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale)
     adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
     stats = ppo.update(
         run.model,

@@ -19,7 +19,7 @@ from agents.training.network import ActorCritic
 from ginenv import VectorEnv, core
 from ginenv.actions import DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
 from ginenv.cards import NUM_CARDS
-from ginenv.observation import OBS_SIZE, observe
+from ginenv.observation import OBS_SIZE, SCALAR, SCALAR_SCALES, observe
 
 
 @dataclass
@@ -37,6 +37,7 @@ class Rollout:
     valid: np.ndarray  # (T, N) bool: a decision of the learner (the rest does not train)
     next_t: np.ndarray  # (T, N) int64: the step of the same seat's next decision, -1 none yet
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
+    boot_deadwood: np.ndarray  # (T, N) float32: own_deadwood of the view the bootstrap read
     hands: dict = None  # what the hands that ended in the rollout were like (``hand_stats``)
 
     @classmethod
@@ -54,6 +55,7 @@ class Rollout:
             valid=np.zeros((t, n), bool),
             next_t=np.full((t, n), -1, np.int64),
             boot=np.zeros((t, n), np.float32),
+            boot_deadwood=np.zeros((t, n), np.float32),
             hands={"kinds": np.zeros(len(core.HAND_KIND_NAMES), np.int64), "by_learner": 0, "by_opponent": 0},
         )
 
@@ -118,7 +120,9 @@ def collect(
         has = np.flatnonzero(pending[:, seat] >= 0)
         if has.size:
             with torch.inference_mode():
-                view = torch.from_numpy(observe(state, seat)[has]).to(device)
+                seen = observe(state, seat)[has]
+                buf.boot_deadwood[pending[has, seat], has] = seen[:, SCALAR["own_deadwood"]]
+                view = torch.from_numpy(seen).to(device)
                 hands = state.hands_of(np.full(n, 1 - seat))[has].astype(np.float32)
                 buf.boot[pending[has, seat], has] = (
                     model.get_value(view, **_critic_input(model, hands, device)).cpu().numpy()
@@ -169,6 +173,23 @@ def hand_stats(b: Rollout) -> dict:
     if can_take.any():
         out["decisions/take_rate_when_legal"] = float((b.actions[can_take] == TAKE_DISCARD).mean())
     return out
+
+
+def shape_rewards(b: Rollout, gamma: float, coef: float, reward_scale: float) -> None:
+    """Add the potential-based shaping of ``Config.deadwood_shaping`` to ``b.rewards``, in
+    place: at each decision of the learner, ``gamma * phi(next) - phi(now)`` with ``phi``
+    = ``-coef`` x the seat's deadwood (``own_deadwood``, in points) x ``reward_scale``;
+    ``next`` is the seat's next decision, the view its bootstrap read at the rollout's
+    end, or the hand's end (``phi`` 0)."""
+    if not coef:
+        return
+    scale = -coef * reward_scale * SCALAR_SCALES["own_deadwood"]
+    phi = scale * b.obs[..., SCALAR["own_deadwood"]]
+    cols = np.arange(b.rewards.shape[1])
+    nt = b.next_t
+    after = np.where(nt >= 0, phi[np.maximum(nt, 0), cols[None, :]], scale * b.boot_deadwood)
+    after = np.where(b.dones, 0.0, after)
+    b.rewards += np.where(b.valid, gamma * after - phi, 0.0).astype(np.float32)
 
 
 def advantages(b: Rollout, gamma: float, gae_lambda: float) -> tuple[np.ndarray, np.ndarray]:
