@@ -6,8 +6,9 @@ For each recipe (``--recipes``, default ``default,champion,league``: the files i
 ``configs/``) it builds the trainer's parts as ``train.py`` does, with no imitation and
 no evaluation, runs one update to warm up, then times ``--updates`` more and prints:
 
-- the median seconds of the rollout (split into the policy's forward and the rest: the
-  engine, the observations, the opponents, the bookkeeping), of GAE and of the update,
+- the median seconds of the rollout (split into the policy's forward on the main
+  thread, the critic's being on the second thread with ``split_update``, and the rest:
+  the engine, the observations, the opponents, the bookkeeping), of GAE and of the update,
   and the decisions per second, both seats counted;
 - the network's floating-point work per decision, counted by
   ``torch.utils.flop_counter.FlopCounterMode`` (matrix products; element-wise work is
@@ -26,6 +27,7 @@ Run: ``python bench/bench_train_speed.py [--recipes default] [--set torch_thread
 import argparse
 import multiprocessing
 import statistics
+import threading
 import time
 from pathlib import Path
 
@@ -103,21 +105,25 @@ def bench(config, device, updates: int) -> dict:
     optimizer, clip_groups = ppo.make_optimizer(model, config)
     opp = make_opponents(config, rng)
     forward_s = [0.0]
-    inner = model.get_action_and_value
+    main = threading.main_thread()
 
-    def timed(*a, **k):  # the policy's forward inside the rollout, timed apart
-        t = time.perf_counter()
-        out = inner(*a, **k)
-        forward_s[0] += time.perf_counter() - t
-        return out
+    def timed(inner):  # the policy's forward inside the rollout, on this thread, timed apart
+        def run(*a, **k):
+            t = time.perf_counter()
+            out = inner(*a, **k)
+            if threading.current_thread() is main:  # the split's critic runs meanwhile, on its own
+                forward_s[0] += time.perf_counter() - t
+            return out
 
-    model.get_action_and_value = timed
-    rows = {"rollout": [], "forward": [], "gae": [], "update": []}
+        return run
+
+    model.action_dist, model.get_value = timed(model.action_dist), timed(model.get_value)
     split = ppo.SplitWorker.for_config(config, device)
+    rows = {"rollout": [], "forward": [], "gae": [], "update": []}
     for i in range(updates + 1):
         forward_s[0] = 0.0
         t0 = time.perf_counter()
-        buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device)
+        buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device, split)
         t1 = time.perf_counter()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
         batch = ppo.flatten(buf, adv, returns, device)
@@ -143,7 +149,7 @@ def bench(config, device, updates: int) -> dict:
             rows["forward"].append(forward_s[0])
             rows["gae"].append(t2 - t1)
             rows["update"].append(t3 - t2)
-    del model.get_action_and_value
+    del model.action_dist, model.get_value
     if split is not None:
         split.close()
     med = {k: statistics.median(v) for k, v in rows.items()}

@@ -12,7 +12,7 @@ from torch.distributions import Categorical
 from agents.training import ppo, rollout
 from agents.training.config import make_config
 from agents.training.network import ActorCritic, MaskedCategorical, masked_logits, masked_logsumexp
-from agents.training.opponents import make_opponents
+from agents.training.opponents import add_snapshot, make_opponents
 from ginenv import VectorEnv
 from ginenv.observation import SCALAR as OBS_SCALAR
 
@@ -155,3 +155,26 @@ def test_deadwood_shaping_is_the_potential_difference_along_each_seats_decisions
     unshaped = copy.deepcopy(buf)
     rollout.shape_rewards(unshaped, 0.9, 0.0, 0.01)
     assert np.array_equal(unshaped.rewards, buf.rewards)
+
+
+def test_the_rollout_with_the_critic_on_the_workers_thread_is_the_same_rollout():
+    """The split's worker computes the rollout's values meanwhile: every buffer the same,
+    bit for bit, against a snapshot opponent and self-play alike."""
+    config = make_config({"num_envs": 48, "num_steps": 40, "opponents": {"self": 0.5, "snapshot": 0.5}})
+
+    def collected(split):
+        torch.manual_seed(4)
+        rng = np.random.default_rng(4)
+        model = ActorCritic(config.network_spec())
+        opp = make_opponents(config, rng)
+        add_snapshot(opp, ActorCritic(config.network_spec()), config.pool_size, CPU)
+        return rollout.collect(VectorEnv(config.num_envs, seed=4), model, opp, rng, config.num_steps, CPU, split)[0]
+
+    worker = ppo.SplitWorker(1)
+    try:
+        alone, split = collected(None), collected(worker)
+    finally:
+        worker.close()
+    for name in ("obs", "mask", "opp", "actions", "logprobs", "values", "rewards", "dones", "valid", "next_t", "boot"):
+        assert np.array_equal(getattr(alone, name), getattr(split, name)), name
+    assert alone.valid.sum() > 1000 and np.abs(alone.values[alone.valid]).sum() > 0

@@ -60,7 +60,9 @@ def collect(run: Run):
     if c.anneal_lr:
         run.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - p["update"] / c.num_updates)
     t0 = time.time()
-    buf, learner_decisions = rollout.collect(run.env, run.model, run.opponents, run.rng, c.num_steps, run.device)
+    buf, learner_decisions = rollout.collect(
+        run.env, run.model, run.opponents, run.rng, c.num_steps, run.device, run.split
+    )
     p["decisions"] += c.batch_size
     p["learner_decisions"] += learner_decisions
     return buf, {"charts/rollout_seconds": time.time() - t0}

@@ -65,11 +65,23 @@ def _critic_input(model: ActorCritic, hands: np.ndarray, device) -> dict:
     return {"opponent_hand": torch.from_numpy(hands).to(device) if model.privileged_critic else None}
 
 
+def _value(model: ActorCritic, obs: torch.Tensor, critic_in: dict) -> torch.Tensor:
+    with torch.inference_mode():  # per thread: entered where it runs
+        return model.get_value(obs, **critic_in)
+
+
 def collect(
-    env: VectorEnv, model: ActorCritic, opp: O.Opponents, rng: np.random.Generator, num_steps: int, device
+    env: VectorEnv,
+    model: ActorCritic,
+    opp: O.Opponents,
+    rng: np.random.Generator,
+    num_steps: int,
+    device,
+    split=None,
 ) -> tuple[Rollout, int]:
     """Play ``num_steps`` steps of every game of ``env``; returns the rollout and the
-    learner's number of decisions. Episodes that end draw new opponents from ``rng``."""
+    learner's number of decisions. Episodes that end draw new opponents from ``rng``.
+    ``split``: a ``ppo.SplitWorker`` whose thread computes the critic's values meanwhile."""
     n = env.num_envs
     buf = Rollout.empty(num_steps, n)
     pending = np.full((n, 2), -1, np.int64)  # last decision of each seat awaiting its successor
@@ -84,13 +96,16 @@ def collect(
         L = np.flatnonzero(learner)
         buf.obs[t], buf.mask[t] = obs, mask
         buf.opp[t] = state.hands_of(1 - mover)
+        mover_obs = torch.from_numpy(obs[L]).to(device)
+        critic_in = _critic_input(model, buf.opp[t, L], device)
+        # The critic's value on the worker's thread (if any) while this one samples, plays
+        # the opponents and steps the games: the same value, the same random stream.
+        value = split.submit(_value, model, mover_obs, critic_in) if split is not None else None
         with torch.inference_mode():
-            a, lp, _, v = model.get_action_and_value(
-                torch.from_numpy(obs[L]).to(device),
-                torch.from_numpy(mask[L]).to(device),
-                **_critic_input(model, buf.opp[t, L], device),
-            )
-        act[L], buf.logprobs[t, L], buf.values[t, L] = a.cpu().numpy(), lp.cpu().numpy(), v.cpu().numpy()
+            dist = model.action_dist(mover_obs, torch.from_numpy(mask[L]).to(device))
+            a = dist.sample()
+            lp = dist.log_prob(a)
+        act[L], buf.logprobs[t, L] = a.cpu().numpy(), lp.cpu().numpy()
         buf.valid[t, L] = True
         prev = pending[L, mover[L]]
         linked = prev >= 0
@@ -99,6 +114,7 @@ def collect(
         O.act(opp, np.flatnonzero(~learner), obs, mask, act, device)
         buf.actions[t] = act
         out = env.step(act)
+        buf.values[t, L] = (value.result() if value is not None else _value(model, mover_obs, critic_in)).cpu().numpy()
         learner_decisions += L.size
         _count_hands(buf.hands, turns, out, state, opp)
         for seat in (0, 1):
