@@ -106,8 +106,10 @@ class Config:
     potential ``-deadwood_shaping x`` the mover's deadwood (the observation's
     ``own_deadwood``, in points, times ``reward_scale``): each decision is credited with
     ``gamma x potential(next decision of the seat) - potential(now)``, the potential 0
-    once the hand is over. It pays for lowering the deadwood as it happens and sums to a
-    constant over a hand, so the best policy is the game's. 0: off."""
+    once the episode is over (the hand, or with ``mode: match`` the match). It pays for
+    lowering the deadwood as it happens and sums to a constant over an episode, so the
+    best policy is the game's (Ng et al.'s theorem). It kept the belief actor out of the
+    stalling loop from scratch (docs/training.md). 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5

@@ -196,7 +196,7 @@ def shape_rewards(b: Rollout, gamma: float, coef: float, reward_scale: float) ->
     place: at each decision of the learner, ``gamma * phi(next) - phi(now)`` with ``phi``
     = ``-coef`` x the seat's deadwood (``own_deadwood``, in points) x ``reward_scale``;
     ``next`` is the seat's next decision, the view its bootstrap read at the rollout's
-    end, or the hand's end (``phi`` 0)."""
+    end, or the episode's end (``phi`` 0)."""
     if not coef:
         return
     scale = -coef * reward_scale * SCALAR_SCALES["own_deadwood"]
