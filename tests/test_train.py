@@ -471,10 +471,12 @@ def test_the_config_defaults_are_the_default_recipe():
     assert differ == {"exp_name"}, differ
 
 
-def test_the_default_config_learns_without_a_teacher():
-    """``python train.py`` learns from scratch: no imitation, no starting weights, no
-    frozen bot (baselines sit among its opponents; their moves are never targets)."""
-    c = train.make_config(config_file=train.DEFAULT_CONFIG)
+@pytest.mark.parametrize("name", ["default", "scratch_long"])
+def test_the_from_scratch_configs_learn_without_a_teacher(name):
+    """``python train.py`` (and the long from-scratch recipe) learn from scratch: no
+    imitation, no starting weights, no frozen bot (baselines sit among its opponents;
+    their moves are never targets)."""
+    c = train.make_config(config_file=ROOT / "configs" / f"{name}.yaml")
     assert c.bc_teacher == "" and c.bc_decisions == 0
     assert c.init_from == "" and c.frozen == [] and c.critic_warmup_updates == 0
     assert c.opponents.get("self", 0) > 0
