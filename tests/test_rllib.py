@@ -290,6 +290,8 @@ def test_the_command_names_bad_arguments(tmp_path):
     for league in ("pfsp=1", "league_exploiter_every=4"):
         with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
             R.ppo_config(config(tmp_path, league))
+    with pytest.raises(ValueError, match="deadwood_shaping is train.py's"):
+        R.ppo_config(config(tmp_path, "deadwood_shaping=2.0"))
 
 
 # ----------------------------------------------------------------- two Ray nodes

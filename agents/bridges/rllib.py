@@ -277,6 +277,10 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
             "pfsp, exploiter_every and league_exploiter_every are train.py's league: the RLlib trainer "
             "draws opponents by the fixed shares (set them to 0)"
         )
+    if c.deadwood_shaping:
+        raise ValueError(
+            "deadwood_shaping is train.py's: the RLlib trainer takes the game's rewards as they are (set it to 0)"
+        )
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the
     # driver, the run's torch_threads.

@@ -74,6 +74,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
     c, p = run.c, run.progress
     frac = p["update"] / c.num_updates
     t1 = time.time()
+    game_reward = float(buf.rewards[buf.valid].mean())  # the game's, before any shaping
     rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale)
     adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
     stats = ppo.update(
@@ -100,7 +101,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
             "charts/update_seconds": time.time() - t1,
             "charts/decisions_per_second": c.batch_size / max(seconds, 1e-9),
             "charts/learning_rate": run.optimizer.param_groups[0]["lr"],
-            "charts/mean_reward_per_decision": float(buf.rewards[buf.valid].mean()),
+            "charts/mean_reward_per_decision": game_reward,
         }
         | league_stats(run.opponents)
         | rollout.hand_stats(buf)  # how the hands ended, who ended them, their length, knocks
