@@ -173,13 +173,6 @@ def hands10(n: int, seed: int = 0) -> np.ndarray:
 HANDS = hands10(4096)
 
 
-@njit(cache=True)
-def _compiled_deadwood_all(hands, out):
-    opts = compiled.workspace()
-    for i in range(len(hands)):
-        out[i] = compiled.deadwood_ws(hands[i], opts)
-
-
 def solver_cases(seconds: float) -> dict:
     out = {}
     one = [HANDS[i] for i in range(256)]
@@ -199,7 +192,7 @@ def solver_cases(seconds: float) -> dict:
         pass
     res = np.empty(len(HANDS), np.int64)
     out["deadwood, 4096 hands a call: compiled"] = cpu_rate(
-        lambda: _compiled_deadwood_all(HANDS, res) or len(HANDS), seconds
+        lambda: compiled.hands_deadwood(HANDS, res) or len(HANDS), seconds
     )
     out["deadwood, 4096 hands a call: numpy"] = cpu_rate(lambda: melds.deadwood(HANDS) is not None and 4096, seconds)
     return out
@@ -250,7 +243,7 @@ def main(argv=None) -> int:
             cases[f"core batch {batch}, {engine} engine"] = lambda b=batch, e=engine: core_case(e, b, args.seconds)
     core_case("numba", 4, 0.05)  # compile (or load the cache) before timing
     aec_case("numba", 0.05)
-    _compiled_deadwood_all(HANDS[:2], np.empty(2, np.int64))
+    compiled.hands_deadwood(HANDS[:2], np.empty(2, np.int64))
     runs: dict = {name: [] for name in cases}
     solver_runs: dict = {}
     for r in range(args.repeats):

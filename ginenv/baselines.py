@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ginenv import actions as A
-from ginenv import melds
+from ginenv import core, melds
 from ginenv.cards import CARD_VALUES, NUM_CARDS
 from ginenv.core import DISCARD, DRAW, check_seed
 from ginenv.observation import deadwood_after, phase, plane, stock_size
@@ -59,6 +59,26 @@ def check_batch(observations, action_masks):
     if not mask.any(1).all():
         raise ValueError("every row needs at least one legal action (was an off-move mask passed?)")
     return obs, mask
+
+
+def _deadwood(hands: np.ndarray) -> np.ndarray:
+    """``(n,)`` int64: the least deadwood of each boolean hand ``(n, 52)``, on the engine
+    in use (the compiled one, or the numpy meld maths it is tested against)."""
+    if core._compiled is None:
+        return melds.masks_deadwood(melds.suit_masks(hands)).astype(np.int64)
+    out = np.empty(len(hands), np.int64)
+    core._compiled.hands_deadwood(np.ascontiguousarray(hands), out)
+    return out
+
+
+def _after_discard(hands: np.ndarray) -> np.ndarray:
+    """``(n, 52)`` int64: each hand's least deadwood without each card it holds
+    (``NOT_IN_HAND`` for the others), on the engine in use."""
+    if core._compiled is None:
+        return melds.masks_after_discard(melds.suit_masks(hands)).astype(np.int64)
+    out = np.empty(hands.shape, np.uint8)
+    core._compiled.hands_after_discard(np.ascontiguousarray(hands), out)
+    return out.astype(np.int64)
 
 
 def _discard_key(mask52, after, score=None):
@@ -92,10 +112,9 @@ class _Heuristic:
         rows = np.arange(len(obs))
         with_top = hand.copy()
         with_top[rows, top] = True
-        masks10, masks11 = melds.suit_masks(hand), melds.suit_masks(with_top)
-        now = melds.masks_deadwood(masks10).astype(np.int64)
-        joins = melds.masks_deadwood(masks11) < now + _VALUES[top]
-        after = melds.masks_after_discard(masks11).astype(np.int64)
+        now = _deadwood(hand)
+        joins = _deadwood(with_top) < now + _VALUES[top]
+        after = _after_discard(with_top)
         after[rows, top] = 1 << 20  # the card taken may not be discarded
         lowers = after.min(1) < now
         take = self.wants(joins, lowers)
@@ -139,7 +158,7 @@ class GinHunter(_Heuristic):
         partners held (capped at 2)."""
         hand = (plane(obs, "own_hand") > 0.5).reshape(-1, 4, 13)
         after = deadwood_after(obs)
-        whole = melds.masks_deadwood(melds.suit_masks(hand.reshape(-1, NUM_CARDS))).astype(np.int64)
+        whole = _deadwood(hand.reshape(-1, NUM_CARDS))
         melded = (after.reshape(-1, 4, 13) > (whole[:, None, None] - _VALUES.reshape(4, 13))) & hand
         same_rank = hand.sum(1, keepdims=True) - hand
         padded = np.pad(hand, ((0, 0), (0, 0), (2, 2)))

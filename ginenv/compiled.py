@@ -194,6 +194,24 @@ def after_discard(hand, out):
     after_discard_ws(hand, out, workspace())
 
 
+@njit(cache=True)
+def hands_deadwood(hands, out):
+    """``out[i]``: the least deadwood of the boolean hand ``hands[i]`` (n, 52), as
+    ``melds.deadwood``, for a batch in one call."""
+    opts = workspace()
+    for i in range(len(hands)):
+        out[i] = deadwood_ws(hands[i], opts)
+
+
+@njit(cache=True)
+def hands_after_discard(hands, out):
+    """``out[i]`` (n, 52) uint8: ``after_discard`` of each hand, as
+    ``melds.deadwood_after_discard``, for a batch in one call."""
+    opts = workspace()
+    for i in range(len(hands)):
+        after_discard_ws(hands[i], out[i], opts)
+
+
 # ------------------------------------------------------------------------ dealing
 _U = np.uint64
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)

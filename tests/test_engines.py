@@ -202,6 +202,32 @@ def test_compiled_deadwood_after_discard_equals_the_numpy_meld_maths(crowded):
         assert (got == want).all(), size
         dead = np.array([compiled.hand_deadwood(h) for h in hands])
         assert (dead == melds.deadwood(hands)).all(), size
+        batch, batch_after = np.empty(len(hands), np.int64), np.empty_like(want)  # a batch a call
+        compiled.hands_deadwood(hands, batch)
+        compiled.hands_after_discard(hands, batch_after)
+        assert (batch == dead).all() and (batch_after == want).all(), size
+
+
+@pytest.mark.parametrize("policy", [KnockEarly, GinHunter, Patient])
+def test_the_baselines_choose_alike_on_both_engines(policy):
+    """The baselines' meld maths (their draw decision, gin_hunter's connection score)
+    runs compiled on the numba engine: the same moves as the numpy one's, on real
+    decisions of every phase and on crowded deals full of sets."""
+    rng = np.random.default_rng(4)
+    for decks in (None, crowded_decks(64, rng)):
+        s = core.init(64, "standard", seed=9, mode="match", auto_reset=True, decks=decks)
+        agent, seen = policy(), 0
+        for _ in range(120):
+            mask = core.legal_action_mask(s)
+            rows = np.flatnonzero(mask.any(1))
+            obs, legal = observe(s, s.current)[rows], mask[rows]
+            a, b = both(lambda: agent.act(obs, legal))  # noqa: B023 (called at once)
+            assert (a == b).all()
+            seen += len(rows)
+            actions = np.zeros(64, np.int64)
+            actions[rows] = a
+            core.step(s, actions)
+        assert seen > 5000
 
 
 def test_every_set_option_of_four_quads_is_enumerated():

@@ -54,8 +54,58 @@ def test_neighbour_features_match_per_card_counts():
     real = np.concatenate(seen)[::7]
     noise = (rng.random((40, real.shape[1])) < rng.random((40, 1))).astype(np.float32)  # any 0/1 planes
     for batch in (real, noise):
-        got = neighbours(torch.as_tensor(batch)).numpy()
+        got = neighbours(torch.as_tensor(batch)).numpy().transpose(0, 2, 1)  # (B, card, feature)
         assert (got == reference_neighbours(batch)).all()
+
+
+def reference_card_logits(actor, obs):
+    """The card actor's 108 logits by per-card loops over its documented form: card c's
+    two logits are its features (its 9 planes, with ``belief`` its 21 neighbour counts
+    and 4 belief features, then its one-hot rank and suit) times the (features x 2)
+    weights the trunk's context gives, the other four from the context's own head."""
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        g = actor.trunk(x)
+        w_planes = actor.plane_weights(g).numpy().reshape(len(obs), -1, 2)
+        w_identity = actor.identity_weights(g).numpy().reshape(len(obs), -1, 2)
+        others = actor.other_head(g).numpy()
+        belief = actor.belief(x).numpy() if actor.belief_net is not None else None
+    neigh = reference_neighbours(obs) if actor.relational else None
+    out = np.zeros((len(obs), 108))
+    for i in range(len(obs)):
+        for c in range(52):
+            suit, rank = divmod(c, 13)
+            feats = [obs[i, k * 52 + c] for k in range(9)]
+            if neigh is not None:
+                feats += list(neigh[i, c])
+            if belief is not None:
+                p = belief[i]
+                feats += [
+                    p[c],
+                    sum(p[s * 13 + rank] for s in range(4) if s != suit),
+                    sum(p[suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13),
+                    sum(p[suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13),
+                ]
+            identity = np.zeros(17)
+            identity[rank], identity[13 + suit] = 1, 1
+            out[i, c], out[i, 52 + c] = np.array(feats) @ w_planes[i] + identity @ w_identity[i]
+        out[i, 104:] = others[i]
+    return out
+
+
+@pytest.mark.parametrize("architecture", ["cards", "belief"])
+def test_card_actor_logits_match_per_card_loops(architecture):
+    torch.manual_seed(3)
+    actor = ActorCritic(NetworkSpec((32, 16), architecture=architecture)).actor
+    for layer in (actor.plane_weights, actor.identity_weights):  # weights of a trained size
+        torch.nn.init.normal_(layer.weight, std=0.5)
+    obs, _ = _states_with_opponent_hands(games=6, steps=40)
+    obs = obs[::9]
+    with torch.no_grad():
+        got = actor(torch.as_tensor(obs)).numpy()
+    want = reference_card_logits(actor, obs)
+    assert np.abs(want[:, :104]).max() > 1  # the card logits are not all near 0
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 def _states_with_opponent_hands(games=64, steps=60, seed=11, agent="gin_hunter"):
@@ -100,7 +150,7 @@ def test_belief_plane_is_the_net_on_unseen_cards_and_known_elsewhere():
                 sum(p[g, suit * 13 + r] for r in (rank - 1, rank + 1) if 0 <= r < 13),
                 sum(p[g, suit * 13 + r] for r in (rank - 2, rank + 2) if 0 <= r < 13),
             ]
-            assert got[g, c] == pytest.approx(want, abs=1e-5)
+            assert got[g, :, c] == pytest.approx(want, abs=1e-5)
 
 
 def test_only_the_belief_loss_trains_the_belief_net():

@@ -94,14 +94,14 @@ def _relations() -> torch.Tensor:
 
 
 def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
-    """``(B, P, 52)`` planes -> ``(B, 52, 3 P)``: for each card, each plane's sum over the
-    card's same-rank, one-away and two-away cards."""
-    b = x.shape[0]
-    return torch.matmul(x, relations).reshape(b, -1, NUM_CARDS).transpose(1, 2)
+    """``(B, P, 52)`` planes -> ``(B, 3 P, 52)``: for each plane and card, the plane's sum
+    over the card's same-rank, one-away and two-away cards (one matrix product; the card
+    stays the last axis, so nothing is transposed or copied)."""
+    return torch.matmul(x, relations).reshape(x.shape[0], -1, NUM_CARDS)
 
 
 def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
-    """``(B, 52, 21)``: for each card c and each of the planes ``NEIGHBOUR_PLANES``, the
+    """``(B, 21, 52)``: for each of the planes ``NEIGHBOUR_PLANES`` and each card c, the
     number of cards in that plane of c's rank (c itself left out), and of c's suit one
     rank away and two ranks away (no wrap: the ace is low). One matrix product with the
     fixed relation matrix."""
@@ -145,17 +145,24 @@ class CardActor(nn.Module):
         belief net on its second thread meanwhile), else the belief net is run here."""
         b = obs.shape[0]
         g = self.trunk(obs)
-        planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS).transpose(1, 2)
+        # Card-major features would need a transposed copy of every plane and a cat a
+        # group; instead each group of features (B, F, 52) meets its slice of the head's
+        # weights, (B, 2, F), in a product of its own, and the logits come out (B, 2, 52).
+        w = self.plane_weights(g).reshape(b, -1, 2).transpose(1, 2)
+        planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)  # a view
+        logits = torch.bmm(w[:, :, :NUM_PLANES], planes)
+        f = NUM_PLANES
         if self.relational:
-            planes = torch.cat([planes, neighbours(obs, self.relations)], 2)
+            logits = logits + torch.bmm(w[:, :, f : f + NUM_NEIGHBOUR_FEATURES], neighbours(obs, self.relations))
+            f += NUM_NEIGHBOUR_FEATURES
         aux = {}
         if self.belief_net is not None:
             aux["belief"] = self.belief_net(obs) if belief is None else belief()
             p = belief_probabilities(obs, aux["belief"]).detach()  # the policy loss never trains it
-            planes = torch.cat([planes, belief_features(p, self.relations)], 2)
-        logits = torch.bmm(planes, self.plane_weights(g).reshape(b, planes.shape[2], 2))
-        logits = logits + torch.matmul(self.identity, self.identity_weights(g).reshape(b, -1, 2))
-        return torch.cat([logits[..., 0], logits[..., 1], self.other_head(g)], 1), aux  # discard, knock, others
+            logits = logits + torch.bmm(w[:, :, f:], belief_features(p, self.relations))
+        identity = self.identity_weights(g).reshape(b, -1, 2).transpose(1, 2)  # (B, 2, 17)
+        logits = logits + torch.matmul(identity, self.identity.T)  # one product for the batch
+        return torch.cat([logits.reshape(b, 2 * NUM_CARDS), self.other_head(g)], 1), aux  # discard, knock, others
 
     def belief(self, obs: torch.Tensor) -> torch.Tensor:
         """``(B, 52)``: P(the opponent holds the card) (see ``belief_probabilities``)."""
@@ -171,9 +178,9 @@ def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torc
 
 
 def belief_features(p: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
-    """``(B, 52)`` belief -> ``(B, 52, 4)``: each card's belief and its sums over the
+    """``(B, 52)`` belief -> ``(B, 4, 52)``: each card's belief and its sums over the
     card's same-rank, one-away and two-away cards."""
-    return torch.cat([p[:, :, None], _related_counts(p[:, None], relations)], 2)
+    return torch.cat([p[:, None], _related_counts(p[:, None], relations)], 1)
 
 
 def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
