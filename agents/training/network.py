@@ -88,28 +88,11 @@ def _card_identity() -> torch.Tensor:
     return torch.from_numpy(card_identity())
 
 
-def _relations() -> torch.Tensor:
-    """(52, 3 * 52): the relation matrix of ``spec.relations``."""
-    return torch.from_numpy(relations())
-
-
-def _related_counts(x: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
-    """``(B, P, 52)`` planes -> ``(B, 3 P, 52)``: for each plane and card, the plane's sum
-    over the card's same-rank, one-away and two-away cards (one matrix product; the card
-    stays the last axis, so nothing is transposed or copied)."""
-    return torch.matmul(x, relations).reshape(x.shape[0], -1, NUM_CARDS)
-
-
-def neighbours(obs: torch.Tensor, relations: torch.Tensor | None = None) -> torch.Tensor:
-    """``(B, 21, 52)``: for each of the planes ``NEIGHBOUR_PLANES`` and each card c, the
-    number of cards in that plane of c's rank (c itself left out), and of c's suit one
-    rank away and two ranks away (no wrap: the ace is low). One matrix product with the
-    fixed relation matrix."""
-    b = obs.shape[0]
-    rel = _relations() if relations is None else relations
-    planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)
-    x = (planes[:, list(NEIGHBOUR_PLANES)] > 0.5).to(obs.dtype)  # (B, 7, 52)
-    return _related_counts(x, rel)
+def _stacked_relations() -> torch.Tensor:
+    """(3 x 52, 52): ``spec.relations``' three matrices stacked, row ``r * 52 + i``,
+    column j: 1 where card i is related to card j by relation r."""
+    rel = relations().reshape(NUM_CARDS, 3, NUM_CARDS).transpose(1, 0, 2)
+    return torch.from_numpy(rel.reshape(3 * NUM_CARDS, NUM_CARDS).copy())
 
 
 class CardActor(nn.Module):
@@ -125,7 +108,7 @@ class CardActor(nn.Module):
         self.relational = belief
         self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
         self.register_buffer("identity", _card_identity(), persistent=False)
-        self.register_buffer("relations", _relations() if self.relational else torch.zeros(0), persistent=False)
+        self.register_buffer("relations", _stacked_relations() if self.relational else torch.zeros(0), persistent=False)
         n_feats = NUM_PLANES + (NUM_NEIGHBOUR_FEATURES if self.relational else 0)
         self.belief_net = None
         if belief:
@@ -151,15 +134,24 @@ class CardActor(nn.Module):
         w = self.plane_weights(g).reshape(b, -1, 2).transpose(1, 2)
         planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)  # a view
         logits = torch.bmm(w[:, :, :NUM_PLANES], planes)
-        f = NUM_PLANES
-        if self.relational:
-            logits = logits + torch.bmm(w[:, :, f : f + NUM_NEIGHBOUR_FEATURES], neighbours(obs, self.relations))
-            f += NUM_NEIGHBOUR_FEATURES
         aux = {}
-        if self.belief_net is not None:
-            aux["belief"] = self.belief_net(obs) if belief is None else belief()
-            p = belief_probabilities(obs, aux["belief"]).detach()  # the policy loss never trains it
-            logits = logits + torch.bmm(w[:, :, f:], belief_features(p, self.relations))
+        if self.relational:
+            # The neighbour counts are the planes times fixed relation matrices R_r (same
+            # rank, one away, two away), so their share of the logits is
+            # sum_r (sum_p w[p, r] plane_p) @ R_r: the planes are weighed first, (B, 2 x 3,
+            # 52), then one product with the stacked R_r, (3 x 52, 52), for the batch. The
+            # (B, 21, 52) counts are never built; the belief's sums join the same product.
+            x = (planes[:, list(NEIGHBOUR_PLANES)] > 0.5).to(obs.dtype)  # (B, 7, 52)
+            end = NUM_PLANES + NUM_NEIGHBOUR_FEATURES
+            wn = w[:, :, NUM_PLANES:end].reshape(b, 2, len(NEIGHBOUR_PLANES), 3).transpose(2, 3)
+            y = torch.bmm(wn.reshape(b, 6, len(NEIGHBOUR_PLANES)), x)  # (B, 2 x 3, 52)
+            if self.belief_net is not None:
+                aux["belief"] = self.belief_net(obs) if belief is None else belief()
+                p = belief_probabilities(obs, aux["belief"]).detach()[:, None]  # the policy loss never trains it
+                wb = w[:, :, end:]  # (B, 2, 4): the card's own belief, then its three sums
+                logits = logits + wb[:, :, :1] * p
+                y = y + wb[:, :, 1:].reshape(b, 6, 1) * p
+            logits = logits + torch.mm(y.reshape(2 * b, -1), self.relations).reshape(b, 2, NUM_CARDS)
         identity = self.identity_weights(g).reshape(b, -1, 2).transpose(1, 2)  # (B, 2, 17)
         logits = logits + torch.matmul(identity, self.identity.T)  # one product for the batch
         return torch.cat([logits.reshape(b, 2 * NUM_CARDS), self.other_head(g)], 1), aux  # discard, knock, others
@@ -175,12 +167,6 @@ def belief_probabilities(obs: torch.Tensor, belief_logits: torch.Tensor) -> torc
     planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(obs.shape[0], NUM_PLANES, NUM_CARDS)
     took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).to(obs.dtype)
     return torch.where(planes[:, UNSEEN_PLANE] > 0.5, torch.sigmoid(belief_logits), took)
-
-
-def belief_features(p: torch.Tensor, relations: torch.Tensor) -> torch.Tensor:
-    """``(B, 52)`` belief -> ``(B, 4, 52)``: each card's belief and its sums over the
-    card's same-rank, one-away and two-away cards."""
-    return torch.cat([p[:, None], _related_counts(p[:, None], relations)], 1)
 
 
 def belief_loss(belief_logits: torch.Tensor, obs: torch.Tensor, opponent_hand: torch.Tensor) -> torch.Tensor:
