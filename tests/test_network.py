@@ -25,7 +25,7 @@ ROOT = Path(__file__).parent.parent
 
 def reference_neighbours(obs):
     """Per-card loops: for each card and plane, cards of the same rank, and of the same
-    suit one and two ranks away (``agents.training.network.neighbours``)."""
+    suit one and two ranks away (the belief actor's neighbour features)."""
     planes = NEIGHBOUR_PLANES
     out = np.zeros((len(obs), 52, 3 * len(planes)))
     for g in range(len(obs)):

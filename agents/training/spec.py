@@ -85,7 +85,7 @@ def card_identity() -> np.ndarray:
 
 
 #: The planes whose neighbourhoods the ``belief`` actor reads, in the order of its
-#: features (see ``agents.training.network.neighbours``).
+#: features (see ``agents.training.network``: the ``belief`` actor).
 NEIGHBOUR_PLANES = tuple(
     PLANE[name]
     for name in (
