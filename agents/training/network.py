@@ -121,15 +121,13 @@ class CardActor(nn.Module):
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         return self.forward_with_aux(obs)[0]
 
-    def forward_with_aux(self, obs: torch.Tensor, belief=None, first_layer=None):
+    def forward_with_aux(self, obs: torch.Tensor, belief=None):
         """The 108 logits and, with ``belief``, the belief net's ``(B, 52)`` logits
         (``{"belief": ...}``, else ``{}``), from one pass, for the training losses.
         ``belief``: a callable that gives the belief net's logits (the update runs the
-        belief net on its second thread meanwhile), else the belief net is run here.
-        ``first_layer``: a callable ``(linear, x)`` that runs the trunk's first layer (the
-        update's, which computes its weight gradient half on its second thread)."""
+        belief net on its second thread meanwhile), else the belief net is run here."""
         b = obs.shape[0]
-        g = self.trunk(obs) if first_layer is None else self.trunk[1:](first_layer(self.trunk[0], obs))
+        g = self.trunk(obs)
         # Card-major features would need a transposed copy of every plane and a cat a
         # group; instead each group of features (B, F, 52) meets its slice of the head's
         # weights, (B, 2, F), in a product of its own, and the logits come out (B, 2, 52).
@@ -267,14 +265,10 @@ class ActorCritic(nn.Module):
         """The actor's distribution over the legal actions."""
         return MaskedCategorical(self.actor(obs), mask)
 
-    def actor_with_aux(self, obs: torch.Tensor, belief=None, first_layer=None):
+    def actor_with_aux(self, obs: torch.Tensor, belief=None):
         """The actor's logits and its belief net's logits by name (``CardActor.forward_with_aux``;
-        empty for an actor without one). ``first_layer``: see ``forward_with_aux`` (card
-        actors only; the ``mlp`` actor runs its layers itself)."""
-        if isinstance(self.actor, CardActor):
-            logits, aux = self.actor.forward_with_aux(obs, belief, first_layer)
-            return logits, aux if self.has_belief else {}
-        return self.actor(obs), {}
+        empty for an actor without one)."""
+        return self.actor.forward_with_aux(obs, belief) if self.has_belief else (self.actor(obs), {})
 
     def evaluate_actions(self, obs, mask, action, opponent_hand=None):
         """The PPO update's passes in one call (the update itself runs the actor's and the

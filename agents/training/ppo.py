@@ -73,11 +73,6 @@ class SplitWorker:
     def submit(self, fn, *args):
         return self.pool.submit(fn, *args)
 
-    def first_layer(self, linear: nn.Linear, x: torch.Tensor) -> torch.Tensor:
-        """``linear(x)``, its weight gradient computed half here and half on the worker's
-        thread (``_HalvedWeightGrad``)."""
-        return _HalvedWeightGrad.apply(x, linear.weight, linear.bias, self)
-
     def close(self):
         self.pool.shutdown()
 
@@ -108,30 +103,6 @@ def _belief_loss(ahead, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tenso
     b_loss = belief_loss(ahead.result(), batch["b_obs"].index_select(0, mb), batch["b_opp"].index_select(0, mb))
     (c.belief_coef * b_loss).backward()
     return b_loss.detach()
-
-
-class _HalvedWeightGrad(torch.autograd.Function):
-    """A linear layer whose weight gradient ``g.T @ x`` (the actor's largest product: its
-    first layer reads the whole observation) is computed in two halves of its output
-    rows, one on the worker's thread, while the caller computes the other. Each row of a
-    product is computed alone, so the halves are the whole product's floats (tested
-    against the one-thread update bit for bit). ``x``'s own gradient is computed only if
-    it needs one (an observation does not)."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, worker):
-        ctx.save_for_backward(x, weight)
-        ctx.worker = worker
-        return nn.functional.linear(x, weight, bias)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, weight = ctx.saved_tensors
-        half = g.shape[1] // 2
-        other = ctx.worker.submit(torch.mm, g[:, half:].t(), x)
-        grad_x = g @ weight if ctx.needs_input_grad[0] else None
-        grad_w = torch.cat([torch.mm(g[:, :half].t(), x), other.result()])
-        return grad_x, grad_w, g.sum(0), None
 
 
 def update(
@@ -172,10 +143,7 @@ def update(
             trained_belief = split.submit(_belief_loss, ahead, batch, mb, c) if offload_belief else None
             mb_obs, mb_mask = batch["b_obs"].index_select(0, mb), batch["b_mask"].index_select(0, mb)
             # With the belief offloaded, the actor waits for it after its trunk.
-            # Without a belief net on the worker, it is free by the time the actor's backward
-            # reaches the first layer: half that layer's weight gradient goes there.
-            first = split.first_layer if split is not None and not offload_belief else None
-            logits, aux = model.actor_with_aux(mb_obs, ahead.result if ahead is not None else None, first)
+            logits, aux = model.actor_with_aux(mb_obs, ahead.result if ahead is not None else None)
             dist = MaskedCategorical(logits, mb_mask)
             newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
             logratio = newlogprob - batch["b_logprobs"][mb]
