@@ -65,7 +65,7 @@ def _deadwood(hands: np.ndarray) -> np.ndarray:
     """``(n,)`` int64: the least deadwood of each boolean hand ``(n, 52)``, on the engine
     in use (the compiled one, or the numpy meld maths it is tested against)."""
     if core._compiled is None:
-        return melds.masks_deadwood(melds.suit_masks(hands)).astype(np.int64)
+        return melds.deadwood(hands).astype(np.int64)
     out = np.empty(len(hands), np.int64)
     core._compiled.hands_deadwood(np.ascontiguousarray(hands), out)
     return out
@@ -75,7 +75,7 @@ def _after_discard(hands: np.ndarray) -> np.ndarray:
     """``(n, 52)`` int64: each hand's least deadwood without each card it holds
     (``NOT_IN_HAND`` for the others), on the engine in use."""
     if core._compiled is None:
-        return melds.masks_after_discard(melds.suit_masks(hands)).astype(np.int64)
+        return melds.deadwood_after_discard(hands).astype(np.int64)
     out = np.empty(hands.shape, np.uint8)
     core._compiled.hands_after_discard(np.ascontiguousarray(hands), out)
     return out.astype(np.int64)

@@ -51,7 +51,7 @@ def reference_card_logits(actor, obs):
         w_identity = actor.identity_weights(g).numpy().reshape(len(obs), -1, 2)
         others = actor.other_head(g).numpy()
         belief = actor.belief(x).numpy() if actor.belief_net is not None else None
-    neigh = reference_neighbours(obs) if actor.relational else None
+    neigh = reference_neighbours(obs) if actor.belief_net is not None else None
     out = np.zeros((len(obs), 108))
     for i in range(len(obs)):
         for c in range(52):

@@ -105,11 +105,10 @@ class CardActor(nn.Module):
 
     def __init__(self, hidden, activation: str, belief: bool = False):
         super().__init__()
-        self.relational = belief
         self.trunk = trunk([OBS_SIZE] + list(hidden), activation)
         self.register_buffer("identity", _card_identity(), persistent=False)
-        self.register_buffer("relations", _stacked_relations() if self.relational else torch.zeros(0), persistent=False)
-        n_feats = NUM_PLANES + (NUM_NEIGHBOUR_FEATURES if self.relational else 0)
+        self.register_buffer("relations", _stacked_relations() if belief else torch.zeros(0), persistent=False)
+        n_feats = NUM_PLANES + (NUM_NEIGHBOUR_FEATURES if belief else 0)
         self.belief_net = None
         if belief:
             self.belief_net = mlp([OBS_SIZE] + list(hidden), activation, NUM_CARDS, 1.0)
@@ -135,7 +134,7 @@ class CardActor(nn.Module):
         planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(b, NUM_PLANES, NUM_CARDS)  # a view
         logits = torch.bmm(w[:, :, :NUM_PLANES], planes)
         aux = {}
-        if self.relational:
+        if self.belief_net is not None:  # the belief actor: the neighbours and the belief
             # The neighbour counts are the planes times fixed relation matrices R_r (same
             # rank, one away, two away), so their share of the logits is
             # sum_r (sum_p w[p, r] plane_p) @ R_r: the planes are weighed first, (B, 2 x 3,
@@ -145,12 +144,11 @@ class CardActor(nn.Module):
             end = NUM_PLANES + NUM_NEIGHBOUR_FEATURES
             wn = w[:, :, NUM_PLANES:end].reshape(b, 2, len(NEIGHBOUR_PLANES), 3).transpose(2, 3)
             y = torch.bmm(wn.reshape(b, 6, len(NEIGHBOUR_PLANES)), x)  # (B, 2 x 3, 52)
-            if self.belief_net is not None:
-                aux["belief"] = self.belief_net(obs) if belief is None else belief()
-                p = belief_probabilities(obs, aux["belief"]).detach()[:, None]  # the policy loss never trains it
-                wb = w[:, :, end:]  # (B, 2, 4): the card's own belief, then its three sums
-                logits = logits + wb[:, :, :1] * p
-                y = y + wb[:, :, 1:].reshape(b, 6, 1) * p
+            aux["belief"] = self.belief_net(obs) if belief is None else belief()
+            p = belief_probabilities(obs, aux["belief"]).detach()[:, None]  # the policy loss never trains it
+            wb = w[:, :, end:]  # (B, 2, 4): the card's own belief, then its three sums
+            logits = logits + wb[:, :, :1] * p
+            y = y + wb[:, :, 1:].reshape(b, 6, 1) * p
             logits = logits + torch.mm(y.reshape(2 * b, -1), self.relations).reshape(b, 2, NUM_CARDS)
         identity = self.identity_weights(g).reshape(b, -1, 2).transpose(1, 2)  # (B, 2, 17)
         logits = logits + torch.matmul(identity, self.identity.T)  # one product for the batch
