@@ -134,16 +134,12 @@ def bench(config, device, updates: int) -> dict:
         t0 = time.perf_counter()
         if ahead is not None:
             buf, _, rollout_s = ahead.take(run)
+            ahead.launch(run)
         else:
             buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device, split)
         t1 = time.perf_counter()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
         batch = ppo.flatten(buf, adv, returns, device)
-        parts = proximal_of = None
-        if ahead is not None:  # as the loop: the proximal policy's jobs, then the next rollout
-            parts = ppo.minibatches(update_rng, len(batch["b_obs"]), config)
-            proximal_of = ahead.proximal(model, batch, parts[0])
-            ahead.launch(run)
         t2 = time.perf_counter()
         ppo.update(
             model,
@@ -157,8 +153,6 @@ def bench(config, device, updates: int) -> dict:
             device,
             config.knock_ent_coef,
             split,
-            parts,
-            proximal_of,
         )
         if device.type == "cuda":
             torch.cuda.synchronize()

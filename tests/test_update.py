@@ -3,7 +3,6 @@ against torch's ``Categorical``, the update with its critic on a second thread a
 the one-thread update."""
 
 import copy
-import math
 
 import numpy as np
 import pytest
@@ -179,77 +178,3 @@ def test_the_rollout_with_the_critic_on_the_workers_thread_is_the_same_rollout()
     for name in ("obs", "mask", "opp", "actions", "logprobs", "values", "rewards", "dones", "valid", "next_t", "boot"):
         assert np.array_equal(getattr(alone, name), getattr(split, name)), name
     assert alone.valid.sum() > 1000 and np.abs(alone.values[alone.valid]).sum() > 0
-
-
-def test_the_decoupled_policy_loss_is_its_formula_term_by_term():
-    """``policy_loss`` against the objective written out one decision at a time: PPO's
-    clipped term with the ratio against the proximal policy, times proximal/behaviour."""
-    g = torch.Generator().manual_seed(4)
-    n, eps = 300, 0.2
-    new, prox, behav = (torch.randn(n, generator=g).mul(0.3).sub(1.0) for _ in range(3))
-    adv = torch.randn(n, generator=g)
-    for behaviour in (None, behav):
-        want = 0.0
-        for i in range(n):
-            r = math.exp(float(new[i] - prox[i]))
-            a = float(adv[i])
-            clipped = min(max(r, 1 - eps), 1 + eps)
-            term = -min(r * a, clipped * a)
-            weight = 1.0 if behaviour is None else math.exp(float(prox[i] - behaviour[i]))
-            want += weight * term
-        assert float(ppo.policy_loss(new, prox, adv, eps, behaviour)) == pytest.approx(want / n, rel=1e-5)
-
-
-def test_the_decoupled_update_is_ppos_when_the_proximal_policy_is_the_behaviour_policy():
-    """A rollout that acted with the weights the update starts from: the decoupled update
-    (its proximal log-probabilities computed) gives PPO's weights; with others it differs."""
-    config = make_config(sets=["num_envs=32", "num_steps=48", "hidden_sizes=[32, 32]", "num_minibatches=4"])
-    model, batch = _batch(config)
-    rows = torch.arange(len(batch["b_obs"]))
-    prox = ppo.proximal_logprobs(model, batch, rows)
-    assert torch.allclose(prox, batch["b_logprobs"], atol=1e-5)  # the same policy, batched otherwise
-    weights = []
-    for proximal in (None, batch["b_logprobs"], batch["b_logprobs"] - 0.1):
-        net = copy.deepcopy(model)
-        optimizer, groups = ppo.make_optimizer(net, config)
-        proximal_of = None if proximal is None else lambda epoch, j, mb, t=proximal: t[mb]
-        rng = np.random.default_rng(9)
-        ppo.update(net, optimizer, groups, batch, config, 0.01, False, rng, CPU, 0.5, proximal_of=proximal_of)
-        weights.append(net.state_dict())
-    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
-    assert not all(torch.equal(weights[0][k], weights[2][k]) for k in weights[0])
-
-
-def test_the_proximal_policy_from_the_rollout_thread_is_the_whole_batchs_minibatch_by_minibatch():
-    """``RolloutAhead.proximal``: one job a first-epoch minibatch on the rollout thread,
-    with the weights as they were when asked (not as the update moves them), against
-    the whole batch at once; and the update with drawn-ahead minibatches is the update
-    drawing them as it goes."""
-    from agents.training.ahead import RolloutAhead
-
-    config = make_config(sets=["num_envs=32", "num_steps=48", "hidden_sizes=[32, 32]", "num_minibatches=4"])
-    model, batch = _batch(config)
-    n = len(batch["b_obs"])
-    want = ppo.proximal_logprobs(model, batch, torch.arange(n))
-    parts = ppo.minibatches(np.random.default_rng(9), n, config)
-    assert len(parts) == config.update_epochs and all(sorted(np.concatenate(e)) == list(range(n)) for e in parts)
-    ahead = RolloutAhead(model, 1)
-    try:
-        net = copy.deepcopy(model)
-        proximal_of = ahead.proximal(net, batch, parts[0])
-        with torch.no_grad():
-            for p in net.parameters():
-                p.add_(1.0)  # the update moving on: the jobs read their own copy
-        for epoch in (0, 1):
-            for j, part in enumerate(parts[epoch]):
-                rows = torch.from_numpy(part)
-                assert torch.allclose(proximal_of(epoch, j, rows), want[rows], atol=1e-6)
-    finally:
-        ahead.close()
-    weights = []
-    for given in (None, parts):
-        net = copy.deepcopy(model)
-        optimizer, groups = ppo.make_optimizer(net, config)
-        ppo.update(net, optimizer, groups, batch, config, 0.01, False, np.random.default_rng(9), CPU, 0.5, parts=given)
-        weights.append(net.state_dict())
-    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

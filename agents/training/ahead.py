@@ -1,9 +1,7 @@
 """Rollouts made ahead (``Config.overlap_rollout``): while the PPO update trains on one
 rollout, the next one is played on a thread of its own, acting with a copy of the
-weights from before that update (one update old when it is trained on). The update
-then trains with the decoupled objective (``ppo.policy_loss``): the clip around the
-weights as it begins, each action reweighed by their probability over the acting
-weights'.
+weights from before that update (one update old when it is trained on, as in
+asynchronous PPO: the ratio's old log-probabilities are the ones it acted with).
 
 Torch's kernels and most of the engine's work leave the GIL, so the rollout and the
 update share the two cores. Each thread is the only one drawing from the random streams
@@ -27,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from agents.training import ppo, rollout
+from agents.training import rollout
 from agents.training.checkpoint import rollout_state
 
 
@@ -42,7 +40,6 @@ class RolloutAhead:
         self.actor = copy.deepcopy(model)  # the weights the rollouts act with
         self.state = None
         self.future = None
-        self.loaded = False  # the acting network holds the model's weights of this update
 
     @property
     def in_flight(self) -> bool:
@@ -50,42 +47,11 @@ class RolloutAhead:
 
     def launch(self, run, acting: dict | None = None) -> None:
         """Start the next rollout of ``run`` on the thread, acting with the model's weights
-        now (already in the acting network after ``proximal``; or ``acting``: the saved
-        ones of a rollout a resume plays again)."""
+        now (or ``acting``: the saved ones of a rollout a resume plays again)."""
         assert self.future is None, "one rollout at a time"
-        if not self.loaded:
-            self.actor.load_state_dict(run.model.state_dict() if acting is None else acting)
-        self.loaded = False
+        self.actor.load_state_dict(run.model.state_dict() if acting is None else acting)
         self.state = rollout_state(run.env.state, run.opponents, run.rng, run.device)
         self.future = self.pool.submit(self._collect, run)
-
-    def proximal(self, model: torch.nn.Module, batch: dict, parts: list):
-        """The proximal log-probabilities of ``batch`` (``ppo.proximal_logprobs`` with
-        ``model``'s weights now, copied into the acting network), computed on the
-        rollout thread ahead of the next rollout, one job a minibatch in the order of
-        the first epoch's ``parts``; returns ``proximal_of(epoch, j, rows)`` for
-        ``ppo.update``: the first epoch waits for minibatch ``j``'s job only, and the
-        later ones read them all."""
-        assert self.future is None, "before the next rollout"
-        self.actor.load_state_dict(model.state_dict())
-        self.loaded = True  # the next rollout acts with them: its jobs read them meanwhile
-        jobs = [
-            self.pool.submit(ppo.proximal_logprobs, self.actor, batch, torch.from_numpy(p).to(batch["b_obs"].device))
-            for p in parts
-        ]
-        whole = []
-
-        def proximal_of(epoch: int, j: int, rows: torch.Tensor) -> torch.Tensor:
-            if epoch == 0:
-                return jobs[j].result()
-            if not whole:
-                out = torch.empty(len(batch["b_obs"]), device=batch["b_obs"].device)
-                for p, job in zip(parts, jobs):
-                    out[torch.from_numpy(p).to(out.device)] = job.result()
-                whole.append(out)
-            return whole[0].index_select(0, rows)
-
-        return proximal_of
 
     def _collect(self, run):
         t0 = time.time()

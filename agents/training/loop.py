@@ -56,12 +56,15 @@ def warm_start(run: Run, saved, stop: StopSignal) -> warmstart.Imitation | None:
 
 
 def collect(run: Run):
-    """The rollout to train on next: ``num_steps`` moves of every game; with
-    ``overlap_rollout`` the one made ahead, beside the last update."""
+    """The rollout to train on next: ``num_steps`` moves of every game. With
+    ``overlap_rollout`` the one made ahead (beside the last update), and the one after it
+    started on the rollout thread, beside this update (none after the last update)."""
     c, p = run.c, run.progress
     if run.ahead is not None and (run.ahead.in_flight or c.overlap_rollout):
         buf, learner_decisions, seconds = run.ahead.take(run)
         buf.ahead = True  # acted with weights older than the model's (but the first)
+        if c.overlap_rollout and p["update"] + 1 < c.num_updates:
+            run.ahead.launch(run)
     else:
         t0 = time.time()
         buf, learner_decisions = rollout.collect(
@@ -75,8 +78,7 @@ def collect(run: Run):
 
 def learn(run: Run, buf, timing: dict) -> dict:
     """Advantages (per-seat GAE) and the PPO update, with the learning rate annealed
-    first; with ``overlap_rollout`` the next rollout starts on the rollout thread, beside
-    the update (none after the last update). Returns the update's statistics."""
+    first. Returns the update's statistics."""
     c, p = run.c, run.progress
     frac = p["update"] / c.num_updates
     if c.anneal_lr:
@@ -86,13 +88,8 @@ def learn(run: Run, buf, timing: dict) -> dict:
     rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale)
     adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
     batch = ppo.flatten(buf, adv, returns, run.device)
-    rng = run.rng if run.update_rng is None else run.update_rng
-    parts = proximal_of = None
     if buf.ahead:  # PPO's clip around the weights now, the actions reweighed (``ppo.policy_loss``)
-        parts = ppo.minibatches(rng, len(batch["b_obs"]), c)
-        proximal_of = run.ahead.proximal(run.model, batch, parts[0])  # on the rollout thread, first
-    if c.overlap_rollout and p["update"] + 1 < c.num_updates:
-        run.ahead.launch(run)  # the next rollout, beside this update
+        batch["b_prox_logprobs"] = ppo.proximal_logprobs(run.model, batch)
     stats = ppo.update(
         run.model,
         run.optimizer,
@@ -102,11 +99,9 @@ def learn(run: Run, buf, timing: dict) -> dict:
         c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
         critic_only=p["update"] < c.critic_warmup_updates,
         knock_ent_coef=knock_bonus(c, p["update"]),
-        rng=rng,
+        rng=run.rng if run.update_rng is None else run.update_rng,
         device=run.device,
         split=run.split,
-        parts=parts,
-        proximal_of=proximal_of,
     )
     p["update"] += 1
     return (

@@ -127,21 +127,11 @@ def policy_loss(
 
 
 @torch.no_grad()
-def proximal_logprobs(model: ActorCritic, batch: dict, rows: torch.Tensor) -> torch.Tensor:
-    """The log-probabilities of the actions of the batch's ``rows`` under ``model`` as it
-    is (the proximal policy of ``policy_loss``)."""
-    logits, _ = model.actor_with_aux(batch["b_obs"].index_select(0, rows))
-    dist = MaskedCategorical(logits, batch["b_mask"].index_select(0, rows))
-    return dist.log_prob(batch["b_actions"].index_select(0, rows))
-
-
-def minibatches(rng: np.random.Generator, n: int, config: Config, epochs: int | None = None) -> list:
-    """The minibatches of ``n`` decisions for ``epochs`` epochs (all the update's by
-    default), a list of index arrays an epoch: a permutation an epoch, cut in
-    ``num_minibatches`` (fewer when the learner made few decisions: none may hold fewer
-    than two, as an advantage's standard deviation needs two)."""
-    k = max(1, min(config.num_minibatches, n // 2))
-    return [np.array_split(rng.permutation(n), k) for _ in range(config.update_epochs if epochs is None else epochs)]
+def proximal_logprobs(model: ActorCritic, batch: dict) -> torch.Tensor:
+    """The log-probabilities of the batch's actions under ``model`` as it is (the
+    proximal policy of ``policy_loss``)."""
+    logits, _ = model.actor_with_aux(batch["b_obs"])
+    return MaskedCategorical(logits, batch["b_mask"]).log_prob(batch["b_actions"])
 
 
 def update(
@@ -156,16 +146,12 @@ def update(
     device,
     knock_ent_coef: float = 0.0,
     split: SplitWorker | None = None,
-    parts: list | None = None,
-    proximal_of=None,
 ) -> dict:
     """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
-    actor waits for its critic). ``parts``: the minibatches (``minibatches``), else drawn
-    from ``rng`` an epoch at a time. ``proximal_of(epoch, j, rows)``: the proximal
-    log-probabilities of minibatch ``j``'s ``rows`` (``proximal_logprobs``): the update
-    then trains with the decoupled objective of ``policy_loss``, and its clip fraction
-    and KL figures are against the proximal policy. ``split``: the critic's loss, and a belief net's forward
+    actor waits for its critic). A batch with ``b_prox_logprobs`` (``proximal_logprobs``)
+    trains with the decoupled objective of ``policy_loss``; the clip fraction and the KL
+    figures are then against the proximal policy. ``split``: the critic's loss, and a belief net's forward
     and loss, on that worker's thread (the same gradients, on a second core); else one
     after the other."""
     c = config
@@ -176,9 +162,11 @@ def update(
     drawing = batch["b_mask"][:, DRAW_STOCK : PASS + 1].any(1)
     phase_entropy = torch.zeros(2, dtype=torch.float64)
     offload_belief = split is not None and model.has_belief
+    decoupled = "b_prox_logprobs" in batch
     for epoch in range(c.update_epochs):
-        epoch_parts = parts[epoch] if parts is not None else minibatches(rng, n, c, epochs=1)[0]
-        for j, part in enumerate(epoch_parts):
+        # Fewer minibatches when the learner made few decisions: none may hold fewer than
+        # two (an advantage's standard deviation needs two).
+        for part in np.array_split(rng.permutation(n), max(1, min(c.num_minibatches, n // 2))):
             mb = torch.from_numpy(part).to(device)
             optimizer.zero_grad()
             # Queued on the worker, in order: the belief net's forward, the critic, the belief loss.
@@ -191,8 +179,7 @@ def update(
             dist = MaskedCategorical(logits, mb_mask)
             newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
             behaviour = batch["b_logprobs"][mb]
-            decoupled = proximal_of is not None
-            proximal = proximal_of(epoch, j, mb) if decoupled else behaviour
+            proximal = batch["b_prox_logprobs"][mb] if decoupled else behaviour
             logratio = newlogprob - proximal
             ratio = logratio.exp()
             with torch.no_grad():
