@@ -21,9 +21,6 @@ no evaluation, runs one update to warm up, then times ``--updates`` more and pri
 
 ``--device cuda`` runs the network on a GPU (the games stay in numpy on the CPU).
 ``--busy K`` runs K CPU-bound neighbour processes during the timing (a shared machine).
-``--set overlap_rollout=true`` plays each rollout on its own thread beside the update
-(``agents.training.ahead``): the step is then the update's time plus what of the
-rollout's it does not hide.
 Run: ``python bench/bench_train_speed.py [--recipes default] [--set torch_threads=1]``.
 """
 
@@ -40,11 +37,9 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from agents.training import ppo, rollout
-from agents.training.ahead import RolloutAhead
 from agents.training.config import make_config
 from agents.training.network import ActorCritic
 from agents.training.opponents import make_opponents
-from agents.training.run import Run
 from ginenv import VectorEnv
 
 ROOT = Path(__file__).parent.parent
@@ -122,21 +117,13 @@ def bench(config, device, updates: int) -> dict:
 
         return run
 
-    split = ppo.SplitWorker.for_config(config, device)
-    ahead, update_rng = None, rng
-    if config.overlap_rollout:  # the rollout on its own thread, beside the update (its seconds its own)
-        ahead, update_rng = RolloutAhead(model, config.torch_threads), np.random.default_rng(config.seed + 1)
-        run = Run(config, ROOT, None, device, rng, env, model, optimizer, clip_groups, opp)
     model.action_dist, model.get_value = timed(model.action_dist), timed(model.get_value)
-    rows = {"rollout": [], "forward": [], "gae": [], "update": [], "step": []}
+    split = ppo.SplitWorker.for_config(config, device)
+    rows = {"rollout": [], "forward": [], "gae": [], "update": []}
     for i in range(updates + 1):
         forward_s[0] = 0.0
         t0 = time.perf_counter()
-        if ahead is not None:
-            buf, _, rollout_s = ahead.take(run)
-            ahead.launch(run)
-        else:
-            buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device, split)
+        buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device, split)
         t1 = time.perf_counter()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
         batch = ppo.flatten(buf, adv, returns, device)
@@ -149,7 +136,7 @@ def bench(config, device, updates: int) -> dict:
             config,
             config.ent_coef,
             False,
-            update_rng,
+            rng,
             device,
             config.knock_ent_coef,
             split,
@@ -157,21 +144,16 @@ def bench(config, device, updates: int) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         t3 = time.perf_counter()
-        if ahead is not None:
-            ahead.wait()
         if i:  # the first update warms up (allocations, kernels)
-            rows["rollout"].append(rollout_s if ahead is not None else t1 - t0)
+            rows["rollout"].append(t1 - t0)
             rows["forward"].append(forward_s[0])
             rows["gae"].append(t2 - t1)
             rows["update"].append(t3 - t2)
-            rows["step"].append(time.perf_counter() - t0)
     del model.action_dist, model.get_value
     if split is not None:
         split.close()
-    if ahead is not None:
-        ahead.close()
     med = {k: statistics.median(v) for k, v in rows.items()}
-    total = med["step"]
+    total = statistics.median(a + b + c for a, b, c in zip(rows["rollout"], rows["gae"], rows["update"]))
     # The work per decision, counted on the CPU copy of the network.
     cpu = ActorCritic(config.network_spec())
     learner = len(batch["b_obs"])
@@ -197,58 +179,16 @@ def bench(config, device, updates: int) -> dict:
     return {
         "med": med,
         "total": total,
-        "updates": updates,
         "decisions_per_s": config.batch_size / total,
         "learner_share": learner / config.batch_size,
         "flops_forward": fwd,
         "flops_update": upd,
         "update_fraction": limit_update / per_decision_update,
-        "forward_fraction": limit_fwd / per_decision_forward if per_decision_forward else float("nan"),
+        "forward_fraction": limit_fwd / per_decision_forward,
         "loop_fraction": (limit_update + limit_fwd) * learner / total,
         "gflops_update": upd * learner / med["update"] / 1e9,
         "gflops_limit": upd / limit_update / 1e9,
     }
-
-
-def report(name: str, config, r: dict, busy: int) -> None:
-    m = r["med"]
-    print(
-        f"{name}: {config.architecture} {config.hidden_sizes}, {config.num_envs} games x "
-        f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
-        f"{config.torch_threads} threads, device {config.device}, {busy} busy neighbours"
-        + (", the update's critic on a second thread" if config.split_update and config.device == "cpu" else "")
-        + (", the next rollout beside the update (overlap_rollout)" if config.overlap_rollout else "")
-    )
-    if config.overlap_rollout:
-        print(
-            f"  median of {r['updates']}: rollout {m['rollout']:.3f} s on its own thread, beside gae "
-            f"{m['gae']:.3f} s and the update {m['update']:.3f} s; a step {r['total']:.3f} s "
-            f"-> {r['decisions_per_s']:,.0f} decisions/s"
-        )
-        hidden = (m["rollout"] + m["gae"] + m["update"] - r["total"]) / m["rollout"]
-        print(f"  the rollout hidden behind the update: {hidden:.0%} of its seconds")
-    else:
-        print(
-            f"  median of {r['updates']}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
-            f"engine and the rest {m['rollout'] - m['forward']:.3f} s)  gae {m['gae']:.3f} s  "
-            f"update {m['update']:.3f} s  -> {r['decisions_per_s']:,.0f} decisions/s"
-        )
-        print(
-            f"  shares of a step: engine and the rest {(m['rollout'] - m['forward']) / r['total']:.0%}, "
-            f"policy forward {m['forward'] / r['total']:.0%}, gae {m['gae'] / r['total']:.0%}, "
-            f"update {m['update'] / r['total']:.0%}"
-        )
-    print(
-        f"  work per learner decision: forward {r['flops_forward'] / 1e3:,.1f} kFLOP, update "
-        f"{r['flops_update'] / 1e3:,.1f} kFLOP (forward and backward x {config.update_epochs} epochs); "
-        f"the learner makes {r['learner_share']:.0%} of the decisions"
-    )
-    print(
-        f"  roofline: the update runs at {r['gflops_update']:.2f} GFLOP/s, its products alone at "
-        f"{r['gflops_limit']:.2f}: {r['update_fraction']:.0%} of the limit; "
-        + ("" if config.overlap_rollout else f"the rollout's forward {r['forward_fraction']:.0%}; ")
-        + f"the whole loop {r['loop_fraction']:.0%}"
-    )
 
 
 def main(argv=None):
@@ -259,9 +199,6 @@ def main(argv=None):
     p.add_argument("--updates", type=int, default=5)
     p.add_argument("--busy", type=int, default=0, help="CPU-bound neighbour processes during the timing")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    p.add_argument(
-        "--overlap-too", action="store_true", help="each recipe without overlap_rollout, then with it, and the ratio"
-    )
     args = p.parse_args(argv)
     files = [Path(args.config)] if args.config else [ROOT / "configs" / f"{r}.yaml" for r in args.recipes.split(",")]
     stop = multiprocessing.Event()
@@ -273,16 +210,36 @@ def main(argv=None):
             sets = [f"device={args.device}", "bc_decisions=0", "eval_every=0", "exploiter_every=0"]
             sets += ["league_exploiter_every=0", "frozen=[]"]
             sets += args.set
-            speeds = []
-            for overlap in (False, True) if args.overlap_too else (None,):
-                config = make_config(
-                    config_file=str(path), sets=sets + ([] if overlap is None else [f"overlap_rollout={overlap}"])
-                )
-                r = bench(config, torch.device(config.device), args.updates)
-                report(path.stem, config, r, args.busy)
-                speeds.append(r["decisions_per_s"])
-            if args.overlap_too:
-                print(f"  overlap_rollout: {speeds[-1] / speeds[-2]:.2f}x the decisions/s without it")
+            config = make_config(config_file=str(path), sets=sets)
+            device = torch.device(config.device)
+            r = bench(config, device, args.updates)
+            m = r["med"]
+            print(
+                f"{path.stem}: {config.architecture} {config.hidden_sizes}, {config.num_envs} games x "
+                f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
+                f"{config.torch_threads} threads, device {config.device}, {args.busy} busy neighbours"
+                + (", the update's critic on a second thread" if config.split_update and config.device == "cpu" else "")
+            )
+            print(
+                f"  median of {args.updates}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
+                f"engine and the rest {m['rollout'] - m['forward']:.3f} s)  gae {m['gae']:.3f} s  "
+                f"update {m['update']:.3f} s  -> {r['decisions_per_s']:,.0f} decisions/s"
+            )
+            print(
+                f"  shares of a step: engine and the rest {(m['rollout'] - m['forward']) / r['total']:.0%}, "
+                f"policy forward {m['forward'] / r['total']:.0%}, gae {m['gae'] / r['total']:.0%}, "
+                f"update {m['update'] / r['total']:.0%}"
+            )
+            print(
+                f"  work per learner decision: forward {r['flops_forward'] / 1e3:,.1f} kFLOP, update "
+                f"{r['flops_update'] / 1e3:,.1f} kFLOP (forward and backward x {config.update_epochs} epochs); "
+                f"the learner makes {r['learner_share']:.0%} of the decisions"
+            )
+            print(
+                f"  roofline: the update runs at {r['gflops_update']:.2f} GFLOP/s, its products alone at "
+                f"{r['gflops_limit']:.2f}: {r['update_fraction']:.0%} of the limit; the rollout's forward "
+                f"{r['forward_fraction']:.0%}; the whole loop {r['loop_fraction']:.0%}"
+            )
     finally:
         stop.set()
         for b in burners:

@@ -62,7 +62,6 @@ def collect(run: Run):
     c, p = run.c, run.progress
     if run.ahead is not None and (run.ahead.in_flight or c.overlap_rollout):
         buf, learner_decisions, seconds = run.ahead.take(run)
-        buf.ahead = True  # acted with weights older than the model's (but the first)
         if c.overlap_rollout and p["update"] + 1 < c.num_updates:
             run.ahead.launch(run)
     else:
@@ -87,14 +86,11 @@ def learn(run: Run, buf, timing: dict) -> dict:
     game_reward = float(buf.rewards[buf.valid].mean())  # the game's, before any shaping
     rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale)
     adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
-    batch = ppo.flatten(buf, adv, returns, run.device)
-    if buf.ahead:  # PPO's clip around the weights now, the actions reweighed (``ppo.policy_loss``)
-        batch["b_prox_logprobs"] = ppo.proximal_logprobs(run.model, batch)
     stats = ppo.update(
         run.model,
         run.optimizer,
         run.clip_groups,
-        batch,
+        ppo.flatten(buf, adv, returns, run.device),
         c,
         c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
         critic_only=p["update"] < c.critic_warmup_updates,

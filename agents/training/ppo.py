@@ -105,35 +105,6 @@ def _belief_loss(ahead, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tenso
     return b_loss.detach()
 
 
-def policy_loss(
-    newlogprob: torch.Tensor,
-    oldlogprob: torch.Tensor,
-    adv: torch.Tensor,
-    clip_coef: float,
-    behaviour: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """PPO's clipped surrogate (to minimise), the ratio against ``oldlogprob``. With
-    ``behaviour`` (the log-probabilities the actions were taken with, where those are
-    not ``oldlogprob``'s policy) it is the decoupled objective of Hilton et al. (2021,
-    "Batch size-invariance for policy optimization"): the clip keeps the update near the
-    *proximal* policy ``oldlogprob`` (the weights as the update began), and each term is
-    weighed by ``pi_proximal / pi_behaviour`` to correct for the actions coming from
-    another policy (a rollout acting with weights one update old, ``overlap_rollout``)."""
-    ratio = (newlogprob - oldlogprob).exp()
-    terms = torch.max(-adv * ratio, -adv * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef))
-    if behaviour is not None:
-        terms = (oldlogprob - behaviour).exp() * terms
-    return terms.mean()
-
-
-@torch.no_grad()
-def proximal_logprobs(model: ActorCritic, batch: dict) -> torch.Tensor:
-    """The log-probabilities of the batch's actions under ``model`` as it is (the
-    proximal policy of ``policy_loss``)."""
-    logits, _ = model.actor_with_aux(batch["b_obs"])
-    return MaskedCategorical(logits, batch["b_mask"]).log_prob(batch["b_actions"])
-
-
 def update(
     model: ActorCritic,
     optimizer,
@@ -149,9 +120,7 @@ def update(
 ) -> dict:
     """``update_epochs`` epochs of minibatch PPO on ``batch`` (``flatten``); returns the
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
-    actor waits for its critic). A batch with ``b_prox_logprobs`` (``proximal_logprobs``)
-    trains with the decoupled objective of ``policy_loss``; the clip fraction and the KL
-    figures are then against the proximal policy. ``split``: the critic's loss, and a belief net's forward
+    actor waits for its critic). ``split``: the critic's loss, and a belief net's forward
     and loss, on that worker's thread (the same gradients, on a second core); else one
     after the other."""
     c = config
@@ -162,7 +131,6 @@ def update(
     drawing = batch["b_mask"][:, DRAW_STOCK : PASS + 1].any(1)
     phase_entropy = torch.zeros(2, dtype=torch.float64)
     offload_belief = split is not None and model.has_belief
-    decoupled = "b_prox_logprobs" in batch
     for epoch in range(c.update_epochs):
         # Fewer minibatches when the learner made few decisions: none may hold fewer than
         # two (an advantage's standard deviation needs two).
@@ -178,9 +146,7 @@ def update(
             logits, aux = model.actor_with_aux(mb_obs, ahead.result if ahead is not None else None)
             dist = MaskedCategorical(logits, mb_mask)
             newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
-            behaviour = batch["b_logprobs"][mb]
-            proximal = batch["b_prox_logprobs"][mb] if decoupled else behaviour
-            logratio = newlogprob - proximal
+            logratio = newlogprob - batch["b_logprobs"][mb]
             ratio = logratio.exp()
             with torch.no_grad():
                 old_approx_kl = (-logratio).mean()
@@ -188,7 +154,7 @@ def update(
                 clipfracs.append(((ratio - 1.0).abs() > c.clip_coef).float().mean().item())
             mb_adv = batch["b_adv"][mb]
             mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-            pg_loss = policy_loss(newlogprob, proximal, mb_adv, c.clip_coef, behaviour if decoupled else None)
+            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * torch.clamp(ratio, 1 - c.clip_coef, 1 + c.clip_coef)).mean()
             entropy_loss = entropy.mean()
             if epoch == c.update_epochs - 1:
                 with torch.no_grad():

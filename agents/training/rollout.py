@@ -39,7 +39,6 @@ class Rollout:
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
     boot_deadwood: np.ndarray  # (T, N) float32: own_deadwood of the view the bootstrap read
     hands: dict = None  # what the hands that ended in the rollout were like (``hand_stats``)
-    ahead: bool = False  # made ahead, beside an update (``overlap_rollout``): acted with older weights
 
     @classmethod
     def empty(cls, num_steps: int, num_envs: int) -> Rollout:
