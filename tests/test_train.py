@@ -183,63 +183,6 @@ def _resumed_equals(tmp_path, whole, half):
     assert trainer_meta(whole)["baseline_rngs"] == trainer_meta(resumed)["baseline_rngs"]
 
 
-# overlap_rollout: the next rollout is played beside the update, acting with the weights
-# from before it. Stops after every update: the checkpoint holds the rollout made ahead
-# as the state from before it began, and a resume plays it again.
-@pytest.mark.parametrize("stop_after", [1, 2, 3, 5])
-def test_an_overlapped_run_resumes_to_the_uninterrupted_one(tmp_path, stop_after):
-    mix = "{self: 0.2, snapshot: 0.3, random: 0.25, gin_hunter: 0.25}"
-    cfg = lambda d: tiny_config(tmp_path / d, opponents=mix, pfsp=2.0, overlap_rollout="true")  # noqa: E731
-    whole = train.train(cfg("a"), quiet=True)
-    half = train.train(cfg("b"), quiet=True, stop_after=stop_after)
-    assert trainer_meta(half)["pending_rollout"] is True
-    assert "acting.actor.trunk.0.weight" in load_file(str(half / "trainer.safetensors"))
-    resumed = train.train(cfg("b"), resume=half.parent, quiet=True)
-    assert resumed.name == whole.name == "step_0000000006"
-    assert_same_files(whole, resumed)
-    assert "pending_rollout" not in trainer_meta(whole)  # no rollout after the last update
-    assert trainer_meta(whole)["update_rng"] == trainer_meta(resumed)["update_rng"]
-    assert trainer_meta(whole)["baseline_rngs"] == trainer_meta(resumed)["baseline_rngs"]
-    again = train.train(cfg("c"), quiet=True)
-    assert_same_files(whole, again)  # deterministic, threads and all
-
-
-def _updates_and_their_weights(monkeypatch, config):
-    """Each update's batch and the model's weights as the update began."""
-    from agents.training import ppo
-
-    seen, real = [], ppo.update
-
-    def update(model, optimizer, clip_groups, batch, *a, **k):
-        weights = {n: v.clone() for n, v in model.state_dict().items()}
-        seen.append((batch, weights))
-        return real(model, optimizer, clip_groups, batch, *a, **k)
-
-    monkeypatch.setattr(ppo, "update", update)
-    train.train(config, quiet=True)
-    return seen
-
-
-@pytest.mark.parametrize("overlap", [False, True])
-def test_an_overlapped_rollout_acts_with_the_weights_from_before_the_last_update(tmp_path, monkeypatch, overlap):
-    """The log-probabilities a rollout stored are its acting weights': the model's as
-    the update on it began (no overlap), or as the update before began (overlap; the first
-    two rollouts act with the first weights), and no other's."""
-    from agents.training.network import ActorCritic
-
-    config = tiny_config(tmp_path, overlap_rollout=str(overlap).lower(), opponents="{self: 1.0}")
-    seen = _updates_and_their_weights(monkeypatch, config)
-    assert len(seen) == 6
-    net = ActorCritic(config.network_spec())
-    for k, (batch, _) in enumerate(seen):
-        acting = seen[max(0, k - 1)][1] if overlap else seen[k][1]
-        for weights, same in ((acting, True), (seen[k][1], k == 0 or not overlap)):
-            net.load_state_dict(weights)
-            with torch.no_grad():
-                logp, *_ = net.evaluate_actions(batch["b_obs"], batch["b_mask"], batch["b_actions"], batch["b_opp"])
-            assert torch.allclose(logp, batch["b_logprobs"], atol=1e-5) is same, (k, same)
-
-
 def test_a_time_limit_stops_at_a_resumable_checkpoint(tmp_path):
     stopped = train.train(tiny_config(tmp_path), quiet=True, time_limit=0.0)
     assert stopped.name == "step_0000000001"  # the first update ends past a limit of 0 s

@@ -291,34 +291,35 @@ def save_training(
     config: dict,
     device,
     imitation=None,
-    ahead=None,
 ) -> Path:
     """A checkpoint of a training run at ``progress["update"]``: the policy files plus
     everything ``--resume`` needs, as named tensors and JSON: the optimizer, the random
     states (torch, numpy, each baseline's), the games in progress, the opponents, and an
-    unfinished imitation warm start (``imitation``: its ``tensors()`` and ``meta()``).
-    ``ahead``: a rollout made but not yet trained on (``overlap_rollout``): its
-    ``rollout_state`` from before it began, in place of the one now (a resume replays it),
-    and ``(tensors, meta)`` of its own (the weights it acted with, under ``acting.``)."""
+    unfinished imitation warm start (``imitation``: its ``tensors()`` and ``meta()``)."""
     tensors = optimizer_tensors(optimizer)
+    tensors["rng.torch"] = torch.get_rng_state()
+    if device.type == "cuda":
+        tensors["rng.cuda"] = torch.cuda.get_rng_state(device)
     for k, snap in enumerate(opponents.pool):
         for name, value in snap.state_dict().items():
             tensors[f"pool.{k}.{name}"] = value
     for k, net in enumerate(opponents.exploiters):
         for name, value in net.state_dict().items():
             tensors[f"exploiters.{k}.{name}"] = value
+    tensors.update(state_tensors(env_state))
     if imitation is not None:
         tensors.update(imitation.tensors())
-    if ahead is None:
-        rollout_tensors, rollout_meta = rollout_state(env_state, opponents, rng, device)
-    else:
-        (rollout_tensors, rollout_meta), (ahead_tensors, ahead_meta) = ahead
-        tensors.update(ahead_tensors)
-    tensors.update(rollout_tensors)
+    for name in _OPPONENT_ARRAYS:
+        tensors[f"opponents.{name}"] = torch.from_numpy(np.asarray(getattr(opponents, name)).copy())
+    baseline_rngs = {
+        name: jsonable(agent.rng.bit_generator.state)
+        for name, agent in opponents.baselines.items()
+        if hasattr(agent, "rng")
+    }
     trainer_meta = {
         **progress,
-        **rollout_meta,
-        **(ahead_meta if ahead is not None else {}),
+        "numpy_rng": jsonable(rng.bit_generator.state),
+        "baseline_rngs": baseline_rngs,
         "pool_size": len(opponents.pool),
         "exploiters": [net.spec.to_dict() for net in opponents.exploiters],
         "optimizer": optimizer_meta(optimizer),
@@ -327,24 +328,6 @@ def save_training(
     if imitation is not None:
         trainer_meta["imitation"] = imitation.meta()
     return save_checkpoint(run_dir, progress["update"], model, meta, tensors, trainer_meta)
-
-
-def rollout_state(env_state, opponents, rng: np.random.Generator, device) -> tuple[dict, dict]:
-    """What a rollout reads and changes, as a checkpoint holds it (tensors, JSON): the
-    games in progress, the opponents' arrays, the random states (torch's, which the
-    policy samples from, the numpy generator that draws opponents, each baseline's)."""
-    tensors = {"rng.torch": torch.get_rng_state()}
-    if device.type == "cuda":
-        tensors["rng.cuda"] = torch.cuda.get_rng_state(device)
-    tensors.update(state_tensors(env_state))
-    for name in _OPPONENT_ARRAYS:
-        tensors[f"opponents.{name}"] = torch.from_numpy(np.asarray(getattr(opponents, name)).copy())
-    baseline_rngs = {
-        name: jsonable(agent.rng.bit_generator.state)
-        for name, agent in opponents.baselines.items()
-        if hasattr(agent, "rng")
-    }
-    return tensors, {"numpy_rng": jsonable(rng.bit_generator.state), "baseline_rngs": baseline_rngs}
 
 
 #: The opponents' arrays a training state holds (``opponents.<name>``).
@@ -456,10 +439,4 @@ def restore_training(
         "exploiter_at": int(tmeta.get("exploiter_at", 0)),
         "league_exploiter_at": int(tmeta.get("league_exploiter_at", 0)),
         "seconds": float(tmeta.get("seconds", 0.0)),  # runs saved before it have none
-        # Older runs added the update's snapshot before saving: it is in their pool.
-        "snapshot_at": int(tmeta.get("snapshot_at", tmeta["update"])),
-        "update_rng": tmeta.get("update_rng"),
-        # A rollout made ahead and not yet trained on: the weights it acted with (the
-        # random states restored above are the ones it began with).
-        "acting": prefixed(t, "acting.") if tmeta.get("pending_rollout") else None,
     }

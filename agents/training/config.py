@@ -203,15 +203,6 @@ class Config:
     thread idle, never slower beside busy neighbours (docs/speed.md). CPU only; on a GPU
     the two would share one stream. With ``torch_threads=2`` on an idle machine of your
     own, set it false."""
-    overlap_rollout: bool = False
-    """Play the next rollout on a thread of its own while the update trains on this one,
-    acting with the weights from before the update (one update old when it is trained
-    on; PPO's ratio uses the log-probabilities it acted with). Both cores work through
-    the update: 1.2-1.4x the decisions per second of the default and champion recipes on
-    a 2-core machine (docs/speed.md), with the same learning curve over their first
-    millions of decisions (docs/experiments.md, "Training speed"). It changes what PPO
-    computes (the lag, and the minibatches drawn from a generator of their own), so it is
-    off by default; still deterministic, and a resume equals the uninterrupted run."""
     device: str = "cpu"
     """Where the network runs: ``cpu``, ``cuda`` or ``cuda:<n>`` (the games always run
     on the CPU, in numpy). Runs are bit-for-bit reproducible on the CPU; on a GPU they

@@ -26,7 +26,6 @@ from agents.training.run import (
     open_logs,
     plan_run,
     say,
-    start_ahead,
     stopped,
 )
 from agents.training.stopping import StopSignal
@@ -56,32 +55,24 @@ def warm_start(run: Run, saved, stop: StopSignal) -> warmstart.Imitation | None:
 
 
 def collect(run: Run):
-    """The rollout to train on next: ``num_steps`` moves of every game. With
-    ``overlap_rollout`` the one made ahead (beside the last update), and the one after it
-    started on the rollout thread, beside this update (none after the last update)."""
+    """The rollout: ``num_steps`` moves of every game; the learning rate annealed first."""
     c, p = run.c, run.progress
-    if run.ahead is not None and (run.ahead.in_flight or c.overlap_rollout):
-        buf, learner_decisions, seconds = run.ahead.take(run)
-        if c.overlap_rollout and p["update"] + 1 < c.num_updates:
-            run.ahead.launch(run)
-    else:
-        t0 = time.time()
-        buf, learner_decisions = rollout.collect(
-            run.env, run.model, run.opponents, run.rng, c.num_steps, run.device, run.split
-        )
-        seconds = time.time() - t0
+    if c.anneal_lr:
+        run.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - p["update"] / c.num_updates)
+    t0 = time.time()
+    buf, learner_decisions = rollout.collect(
+        run.env, run.model, run.opponents, run.rng, c.num_steps, run.device, run.split
+    )
     p["decisions"] += c.batch_size
     p["learner_decisions"] += learner_decisions
-    return buf, {"charts/rollout_seconds": seconds}
+    return buf, {"charts/rollout_seconds": time.time() - t0}
 
 
 def learn(run: Run, buf, timing: dict) -> dict:
-    """Advantages (per-seat GAE) and the PPO update, with the learning rate annealed
-    first. Returns the update's statistics."""
+    """Advantages (per-seat GAE), the PPO update, and a snapshot for the pool when due.
+    Returns the update's statistics."""
     c, p = run.c, run.progress
     frac = p["update"] / c.num_updates
-    if c.anneal_lr:
-        run.optimizer.param_groups[0]["lr"] = c.learning_rate * (1.0 - frac)
     t1 = time.time()
     game_reward = float(buf.rewards[buf.valid].mean())  # the game's, before any shaping
     rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale)
@@ -95,32 +86,26 @@ def learn(run: Run, buf, timing: dict) -> dict:
         c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
         critic_only=p["update"] < c.critic_warmup_updates,
         knock_ent_coef=knock_bonus(c, p["update"]),
-        rng=run.rng if run.update_rng is None else run.update_rng,
+        rng=run.rng,
         device=run.device,
         split=run.split,
     )
     p["update"] += 1
+    if p["update"] % c.snapshot_every == 0:
+        O.add_snapshot(run.opponents, run.model, c.pool_size, run.device)
+    seconds = timing["charts/rollout_seconds"] + time.time() - t1
     return (
         stats
         | timing
         | {
             "charts/update_seconds": time.time() - t1,
+            "charts/decisions_per_second": c.batch_size / max(seconds, 1e-9),
             "charts/learning_rate": run.optimizer.param_groups[0]["lr"],
             "charts/mean_reward_per_decision": game_reward,
         }
         | league_stats(run.opponents)
         | rollout.hand_stats(buf)  # how the hands ended, who ended them, their length, knocks
     )
-
-
-def add_snapshot(run: Run) -> None:
-    """The pool's snapshot of the last update, when due (after its checkpoint: a resume
-    from that checkpoint adds it then)."""
-    c, p = run.c, run.progress
-    u = p["update"]
-    if u > 0 and u % c.snapshot_every == 0 and p["snapshot_at"] < u:
-        O.add_snapshot(run.opponents, run.model, c.pool_size, run.device)
-        p["snapshot_at"] = u
 
 
 def knock_bonus(c, update: int) -> float:
@@ -147,19 +132,18 @@ def league(run: Run, stop: StopSignal) -> bool:
     ``<run>/league/``. They share the run's ``stop``: Ctrl-C stops one at its next update
     boundary and returns False (the next resume trains it again, alike: its seed is the
     run's plus the update)."""
-    for against, at in exploiters_due(run):
-        if not train_exploiter(run, stop, against):
-            return False
-        run.progress[at] = run.progress["update"]
-    return True
-
-
-def exploiters_due(run: Run) -> list:
-    """``(against, progress key)`` of the exploiters due before the next rollout."""
     c, p = run.c, run.progress
     u = p["update"]
-    due = (("main", c.exploiter_every, "exploiter_at"), ("league", c.league_exploiter_every, "league_exploiter_at"))
-    return [(against, at) for against, every, at in due if every and u and not u % every and p[at] != u]
+    for against, every, at in (
+        ("main", c.exploiter_every, "exploiter_at"),
+        ("league", c.league_exploiter_every, "league_exploiter_at"),
+    ):
+        if not every or u == 0 or u % every or p[at] == u:
+            continue
+        if not train_exploiter(run, stop, against):
+            return False
+        p[at] = u
+    return True
 
 
 def train_exploiter(run: Run, stop: StopSignal, against: str) -> bool:
@@ -290,24 +274,12 @@ def train(
         # ------------------------------------------------------------ the loop
         start, path = time.time(), None
         end = c.num_updates if stop_after is None else min(c.num_updates, resumed_at + stop_after)
-        if c.overlap_rollout:
-            start_ahead(run)  # the rollout thread, and the update's own generator
         while run.progress["update"] < end:
             t = time.time()
-            # With a rollout made ahead, an exploiter's stop returns to the state before the
-            # pool changed (the snapshot below): the checkpoint it resumes from.
-            before_league = None
-            if run.ahead is not None and run.ahead.state is not None and exploiters_due(run):
-                before_league = checkpoint(run)
-            add_snapshot(run)  # the last update's snapshot joins the pool, when due
             if not league(run, stop):  # an exploiter of the learner as it is now, when due
-                return stopped(run, before_league or checkpoint(run), "while training an exploiter")
-            t_step = time.time()
-            buf, timing = collect(run)  # rollout (made ahead beside the last update, with overlap_rollout)
-            stats = learn(run, buf, timing)  # advantages, PPO update
-            if run.ahead is not None:
-                run.ahead.wait()  # the next rollout, made beside the update: nothing else runs beside it
-            stats["charts/decisions_per_second"] = c.batch_size / max(time.time() - t_step, 1e-9)
+                return stopped(run, checkpoint(run), "while training an exploiter")
+            buf, timing = collect(run)  # rollout
+            stats = learn(run, buf, timing)  # advantages, PPO update, snapshot
             run.say(log_update(run, stats))  # logging, evaluation
             run.progress["seconds"] += time.time() - t
             # ----------------------------------------------------- checkpointing
@@ -325,8 +297,6 @@ def train(
             run.writer.close()
         if run.split is not None:
             run.split.close()
-        if run.ahead is not None:
-            run.ahead.close()
     if path is None and step_dir is not None and run.progress["update"] == resumed_at:
         run.say(f"nothing to do: {step_dir} is at update {resumed_at} of {c.num_updates}")
         return step_dir  # a resume with nothing to do changes nothing

@@ -19,7 +19,6 @@ from agents.training import opponents as O
 from agents.training import ppo, warmstart
 from agents.training.checkpoint import (
     CheckpointError,
-    jsonable,
     read_training_meta,
     resolve_checkpoint,
     restore_training,
@@ -69,8 +68,6 @@ class Run:
     opponents: O.Opponents
     writer: object = None
     split: ppo.SplitWorker | None = None  # the update's second thread (``split_update``)
-    ahead: object = None  # ``RolloutAhead``: the rollout thread (``overlap_rollout``)
-    update_rng: np.random.Generator | None = None  # the update's minibatches, with ``overlap_rollout``
     say: object = say
     progress: dict = field(
         default_factory=lambda: {
@@ -80,7 +77,6 @@ class Run:
             "exploiter_at": 0,
             "league_exploiter_at": 0,
             "seconds": 0.0,  # wall time of the updates so far, resumes included (time to strength)
-            "snapshot_at": 0,  # the update whose snapshot joined the pool last
         }
     )
     last_eval: dict = field(default_factory=dict)
@@ -147,27 +143,8 @@ def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> t
     )
     run.last_eval = saved.pop("last_eval")
     imitation = saved.pop("imitation")
-    update_rng, acting = saved.pop("update_rng"), saved.pop("acting")
     run.progress.update(saved)
-    if update_rng is not None:
-        run.update_rng = np.random.default_rng()
-        run.update_rng.bit_generator.state = update_rng
-    if acting is not None:  # a rollout made ahead, not yet trained on: played again
-        start_ahead(run).launch(run, acting)
-        run.ahead.wait()
     return run, imitation
-
-
-def start_ahead(run: Run):
-    """The rollout thread of ``overlap_rollout`` (and the update's own generator: seeded
-    from the seed and the update where a run starts it)."""
-    from agents.training.ahead import RolloutAhead
-
-    if run.ahead is None:
-        run.ahead = RolloutAhead(run.model, run.c.torch_threads)
-    if run.update_rng is None:
-        run.update_rng = np.random.default_rng([run.c.seed, run.progress["update"], 1])
-    return run.ahead
 
 
 def open_logs(run: Run, fresh: bool) -> None:
@@ -225,9 +202,6 @@ def log_eval(run: Run, ev: dict) -> str:
 def checkpoint(run: Run, imitation=None) -> Path:
     """Save the run at ``progress["update"]`` (with an unfinished imitation, if any)."""
     c = run.c
-    progress = run.progress
-    if run.update_rng is not None:
-        progress = progress | {"update_rng": jsonable(run.update_rng.bit_generator.state)}
     meta = {
         "network": c.network_spec().to_dict(),
         "rules": run.rules.to_dict(),
@@ -245,11 +219,10 @@ def checkpoint(run: Run, imitation=None) -> Path:
         env_state=run.env.state,
         opponents=run.opponents,
         rng=run.rng,
-        progress=progress,
+        progress=run.progress,
         config=dataclasses.asdict(c),
         device=run.device,
         imitation=None if imitation is None or imitation.done else imitation,
-        ahead=run.ahead.checkpoint_part() if run.ahead is not None else None,
     )
 
 
