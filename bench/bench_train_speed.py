@@ -10,6 +10,8 @@ no evaluation, runs one update to warm up, then times ``--updates`` more and pri
   thread, the critic's being on the second thread with ``split_update``, and the rest:
   the engine, the observations, the opponents, the bookkeeping), of GAE and of the update,
   and the decisions per second, both seats counted;
+- the cores the rollout and the update keep at work (the process's CPU seconds per
+  second of each: 2.0 is both cores all the time);
 - the network's floating-point work per decision, counted by
   ``torch.utils.flop_counter.FlopCounterMode`` (matrix products; element-wise work is
   not counted): the rollout's forward, and the update's forward and backward times its
@@ -119,15 +121,15 @@ def bench(config, device, updates: int) -> dict:
 
     model.action_dist, model.get_value = timed(model.action_dist), timed(model.get_value)
     split = ppo.SplitWorker.for_config(config, device)
-    rows = {"rollout": [], "forward": [], "gae": [], "update": []}
+    rows = {"rollout": [], "forward": [], "gae": [], "update": [], "rollout_cores": [], "update_cores": []}
     for i in range(updates + 1):
         forward_s[0] = 0.0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device, split)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
         batch = ppo.flatten(buf, adv, returns, device)
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         ppo.update(
             model,
             optimizer,
@@ -143,12 +145,14 @@ def bench(config, device, updates: int) -> dict:
         )
         if device.type == "cuda":
             torch.cuda.synchronize()
-        t3 = time.perf_counter()
+        t3, c3 = time.perf_counter(), time.process_time()
         if i:  # the first update warms up (allocations, kernels)
             rows["rollout"].append(t1 - t0)
             rows["forward"].append(forward_s[0])
             rows["gae"].append(t2 - t1)
             rows["update"].append(t3 - t2)
+            rows["rollout_cores"].append((c1 - c0) / (t1 - t0))  # CPU seconds of all threads a second
+            rows["update_cores"].append((c3 - c2) / (t3 - t2))
     del model.action_dist, model.get_value
     if split is not None:
         split.close()
@@ -229,6 +233,10 @@ def main(argv=None):
                 f"  shares of a step: engine and the rest {(m['rollout'] - m['forward']) / r['total']:.0%}, "
                 f"policy forward {m['forward'] / r['total']:.0%}, gae {m['gae'] / r['total']:.0%}, "
                 f"update {m['update'] / r['total']:.0%}"
+            )
+            print(
+                f"  cores at work (CPU seconds of the process a second): rollout {m['rollout_cores']:.2f}, "
+                f"update {m['update_cores']:.2f}"
             )
             print(
                 f"  work per learner decision: forward {r['flops_forward'] / 1e3:,.1f} kFLOP, update "
