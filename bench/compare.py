@@ -23,13 +23,17 @@ NUMBER = re.compile(r"(?<![\d.])-?\d[\d,]*\.?\d*(?:e-?\d+)?")
 
 
 def figures(text: str) -> list:
-    """``(line number, label, value)`` for every number printed: the label is the line's
-    text with the numbers taken out, so the same figure pairs up across the two trees."""
-    out = []
-    for i, line in enumerate(text.splitlines()):
+    """``(key, label, value)`` for every number printed: the label is the line's text
+    with the numbers taken out, and the key the label, which of the lines with that
+    label it is, and the number's place in the line; so the same figure pairs up across
+    the two trees, and a line only one of them prints (a figure added since) is left out
+    without moving the others."""
+    out, seen = [], {}
+    for line in text.splitlines():
         label = NUMBER.sub("#", line).strip()
+        seen[label] = seen.get(label, 0) + 1
         for k, m in enumerate(NUMBER.finditer(line)):
-            out.append((f"{i}:{k}", label, float(m.group().replace(",", ""))))
+            out.append((f"{label}|{seen[label]}:{k}", label, float(m.group().replace(",", ""))))
     return out
 
 
@@ -82,7 +86,7 @@ def main(argv=None) -> int:
     labels = {key: label for key, label, _ in mine[0]}
     for key, label in labels.items():
         a = [v for run in mine for k, _, v in run if k == key]
-        b = [v for run in theirs for k, lab, v in run if k == key and lab == label]
+        b = [v for run in theirs for k, _, v in run if k == key]
         if len(b) != len(a) or not b:
             continue
         ma, mb = statistics.median(a), statistics.median(b)

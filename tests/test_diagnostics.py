@@ -210,3 +210,17 @@ def test_the_knock_bonus_falls_to_zero_over_its_own_horizon():
     assert [knock_bonus(short, u) for u in (0, 10, 20, 60)] == [0.5, 0.25, 0.0, 0.0]  # 20 updates, then 0
     with pytest.raises(ValueError, match="knock_ent_decisions must be >= 0"):
         make_config(sets=["knock_ent_decisions=-1"])
+
+
+def test_compare_pairs_each_figure_with_the_same_one_of_the_other_tree():
+    """``bench/compare.py`` reads both trees' outputs: a line only the newer prints (a
+    figure added since) leaves the others paired, by label and occurrence."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare", ROOT / "bench" / "compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    new = dict((k, v) for k, _, v in compare.figures("a: 1 s, 2,000/s\ncores 1.5\na: 3 s, 4,000/s\n"))
+    old = dict((k, v) for k, _, v in compare.figures("a: 10 s, 20,000/s\na: 30 s, 40,000/s\n"))
+    pairs = sorted((new[k], old[k]) for k in new.keys() & old.keys())
+    assert pairs == [(1.0, 10.0), (3.0, 30.0), (2000.0, 20000.0), (4000.0, 40000.0)]
