@@ -7,6 +7,7 @@ other's steps down.
 
 from __future__ import annotations
 
+import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -77,10 +78,19 @@ class SplitWorker:
         self.pool.shutdown()
 
 
+def precision(config: Config, device):
+    """The context the update's forward passes run in (per thread: entered where each
+    runs): torch's autocast to ``update_dtype`` where that is not float32."""
+    if config.update_dtype == "float32":
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=getattr(torch, config.update_dtype))
+
+
 def _critic_loss(model: ActorCritic, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tensor:
     """The clipped value loss on minibatch ``mb``, back-propagated (times ``vf_coef``)."""
     opp = batch["b_opp"].index_select(0, mb) if model.privileged_critic else None
-    newvalue = model.get_value(batch["b_obs"].index_select(0, mb), opp)
+    with precision(c, mb.device):
+        newvalue = model.get_value(batch["b_obs"].index_select(0, mb), opp).float()
     mb_returns, mb_values = batch["b_returns"][mb], batch["b_values"][mb]
     if c.clip_vloss:
         v_unclipped = (newvalue - mb_returns) ** 2
@@ -92,9 +102,10 @@ def _critic_loss(model: ActorCritic, batch: dict, mb: torch.Tensor, c: Config) -
     return v_loss.detach()
 
 
-def _belief_forward(model: ActorCritic, batch: dict, mb: torch.Tensor) -> torch.Tensor:
+def _belief_forward(model: ActorCritic, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tensor:
     """The belief net's logits on minibatch ``mb`` (the actor reads them detached)."""
-    return model.actor.belief_net(batch["b_obs"].index_select(0, mb))
+    with precision(c, mb.device):
+        return model.actor.belief_net(batch["b_obs"].index_select(0, mb)).float()
 
 
 def _belief_loss(ahead, batch: dict, mb: torch.Tensor, c: Config) -> torch.Tensor:
@@ -138,12 +149,14 @@ def update(
             mb = torch.from_numpy(part).to(device)
             optimizer.zero_grad()
             # Queued on the worker, in order: the belief net's forward, the critic, the belief loss.
-            ahead = split.submit(_belief_forward, model, batch, mb) if offload_belief else None
+            ahead = split.submit(_belief_forward, model, batch, mb, c) if offload_belief else None
             critic = split.submit(_critic_loss, model, batch, mb, c) if split is not None else None
             trained_belief = split.submit(_belief_loss, ahead, batch, mb, c) if offload_belief else None
             mb_obs, mb_mask = batch["b_obs"].index_select(0, mb), batch["b_mask"].index_select(0, mb)
             # With the belief offloaded, the actor waits for it after its trunk.
-            logits, aux = model.actor_with_aux(mb_obs, ahead.result if ahead is not None else None)
+            with precision(c, device):
+                logits, aux = model.actor_with_aux(mb_obs, ahead.result if ahead is not None else None)
+            logits, aux = logits.float(), {k: v.float() for k, v in aux.items()}
             dist = MaskedCategorical(logits, mb_mask)
             newlogprob, entropy = dist.log_prob(batch["b_actions"][mb]), dist.entropy()
             logratio = newlogprob - batch["b_logprobs"][mb]
