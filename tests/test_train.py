@@ -183,6 +183,17 @@ def _resumed_equals(tmp_path, whole, half):
     assert trainer_meta(whole)["baseline_rngs"] == trainer_meta(resumed)["baseline_rngs"]
 
 
+def test_a_resumed_bfloat16_run_matches_an_uninterrupted_one(tmp_path):
+    """``update_dtype=bfloat16`` keeps the run deterministic and its resume exact."""
+    whole = train.train(tiny_config(tmp_path / "a", update_dtype="bfloat16"), quiet=True)
+    half = train.train(tiny_config(tmp_path / "b", update_dtype="bfloat16"), quiet=True, stop_after=3)
+    _resumed_equals(tmp_path, whole, half)
+    fp32 = train.train(tiny_config(tmp_path / "c"), quiet=True)
+    assert load_file(str(whole / "policy.safetensors"))["actor.trunk.0.weight"].dtype == torch.float32
+    a, b = load_file(str(whole / "policy.safetensors")), load_file(str(fp32 / "policy.safetensors"))
+    assert not all(torch.equal(a[k], b[k]) for k in a)  # it did run in bfloat16
+
+
 def test_a_time_limit_stops_at_a_resumable_checkpoint(tmp_path):
     stopped = train.train(tiny_config(tmp_path), quiet=True, time_limit=0.0)
     assert stopped.name == "step_0000000001"  # the first update ends past a limit of 0 s

@@ -178,3 +178,38 @@ def test_the_rollout_with_the_critic_on_the_workers_thread_is_the_same_rollout()
     for name in ("obs", "mask", "opp", "actions", "logprobs", "values", "rewards", "dones", "valid", "next_t", "boot"):
         assert np.array_equal(getattr(alone, name), getattr(split, name)), name
     assert alone.valid.sum() > 1000 and np.abs(alone.values[alone.valid]).sum() > 0
+
+
+@pytest.mark.parametrize("architecture", ["cards", "belief"])
+def test_the_bfloat16_update_follows_the_float32_one_to_bfloat16s_precision(architecture):
+    """``update_dtype=bfloat16``: every pass (the actor's, and the critic's and the belief
+    net's on the split's thread) runs its products in bfloat16, the weights and Adam's
+    state stay float32, and each part's step is float32's to within bfloat16's rounding."""
+    sets = ["num_envs=32", "num_steps=48", "hidden_sizes=[32, 32]", "num_minibatches=2", "update_epochs=1"]
+    model, batch = _batch(make_config(sets=[*sets, f"architecture={architecture}"]))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    steps = {}
+    worker = ppo.SplitWorker(1)
+    try:
+        for dtype in ("float32", "bfloat16"):
+            config = make_config(sets=[*sets, f"architecture={architecture}", f"update_dtype={dtype}"])
+            net = copy.deepcopy(model)
+            optimizer, groups = ppo.make_optimizer(net, config)
+            ppo.update(net, optimizer, groups, batch, config, 0.01, False, np.random.default_rng(9), CPU, 0.5, worker)
+            assert all(p.dtype == torch.float32 for p in net.parameters())
+            assert all(s["exp_avg"].dtype == torch.float32 for s in optimizer.state_dict()["state"].values())
+            steps[dtype] = {k: v - before[k] for k, v in net.state_dict().items()}
+    finally:
+        worker.close()
+    parts = ("actor.trunk", "critic") + (("actor.belief_net",) if architecture == "belief" else ())
+    for part in parts:
+        a = torch.cat([v.flatten() for k, v in steps["float32"].items() if k.startswith(part)])
+        b = torch.cat([v.flatten() for k, v in steps["bfloat16"].items() if k.startswith(part)])
+        assert not torch.equal(a, b), part  # the pass ran in bfloat16, on whichever thread
+        assert torch.nn.functional.cosine_similarity(a, b, dim=0) > 0.98, part
+        assert (a.norm() - b.norm()).abs() < 0.05 * a.norm(), part
+
+
+def test_update_dtype_must_be_one_the_update_runs():
+    with pytest.raises(ValueError, match="update_dtype must be float32 or bfloat16, got 'float16'"):
+        make_config(sets=["update_dtype=float16"])
