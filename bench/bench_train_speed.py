@@ -23,6 +23,9 @@ no evaluation, runs one update to warm up, then times ``--updates`` more and pri
 
 ``--device cuda`` runs the network on a GPU (the games stay in numpy on the CPU).
 ``--busy K`` runs K CPU-bound neighbour processes during the timing (a shared machine).
+``--versus KEY=VALUE --rounds R`` times each recipe also with that override, the two
+alternating R times in one process, and prints the ratio of their median decisions per
+second (``--versus update_dtype=bfloat16``: the update in bfloat16).
 Run: ``python bench/bench_train_speed.py [--recipes default] [--set torch_threads=1]``.
 """
 
@@ -183,6 +186,7 @@ def bench(config, device, updates: int) -> dict:
     return {
         "med": med,
         "total": total,
+        "updates": updates,
         "decisions_per_s": config.batch_size / total,
         "learner_share": learner / config.batch_size,
         "flops_forward": fwd,
@@ -195,6 +199,40 @@ def bench(config, device, updates: int) -> dict:
     }
 
 
+def report(name: str, config, r: dict, busy: int) -> None:
+    m = r["med"]
+    print(
+        f"{name}: {config.architecture} {config.hidden_sizes}, {config.num_envs} games x "
+        f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
+        f"{config.torch_threads} threads, device {config.device}, {busy} busy neighbours"
+        + (", the update's critic on a second thread" if config.split_update and config.device == "cpu" else "")
+    )
+    print(
+        f"  median of {r['updates']}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
+        f"engine and the rest {m['rollout'] - m['forward']:.3f} s)  gae {m['gae']:.3f} s  "
+        f"update {m['update']:.3f} s  -> {r['decisions_per_s']:,.0f} decisions/s"
+    )
+    print(
+        f"  shares of a step: engine and the rest {(m['rollout'] - m['forward']) / r['total']:.0%}, "
+        f"policy forward {m['forward'] / r['total']:.0%}, gae {m['gae'] / r['total']:.0%}, "
+        f"update {m['update'] / r['total']:.0%}"
+    )
+    print(
+        f"  cores at work (CPU seconds of the process a second): rollout {m['rollout_cores']:.2f}, "
+        f"update {m['update_cores']:.2f}"
+    )
+    print(
+        f"  work per learner decision: forward {r['flops_forward'] / 1e3:,.1f} kFLOP, update "
+        f"{r['flops_update'] / 1e3:,.1f} kFLOP (forward and backward x {config.update_epochs} epochs); "
+        f"the learner makes {r['learner_share']:.0%} of the decisions"
+    )
+    print(
+        f"  roofline: the update runs at {r['gflops_update']:.2f} GFLOP/s, its products alone at "
+        f"{r['gflops_limit']:.2f}: {r['update_fraction']:.0%} of the limit; the rollout's forward "
+        f"{r['forward_fraction']:.0%}; the whole loop {r['loop_fraction']:.0%}"
+    )
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--recipes", default="default,champion,league", help="configs/<name>.yaml, comma-separated")
@@ -203,6 +241,10 @@ def main(argv=None):
     p.add_argument("--updates", type=int, default=5)
     p.add_argument("--busy", type=int, default=0, help="CPU-bound neighbour processes during the timing")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    p.add_argument(
+        "--versus", default=None, metavar="KEY=VALUE", help="each recipe also with this override, and the ratio"
+    )
+    p.add_argument("--rounds", type=int, default=1, help="with --versus: the two alternate this many times")
     args = p.parse_args(argv)
     files = [Path(args.config)] if args.config else [ROOT / "configs" / f"{r}.yaml" for r in args.recipes.split(",")]
     stop = multiprocessing.Event()
@@ -214,40 +256,19 @@ def main(argv=None):
             sets = [f"device={args.device}", "bc_decisions=0", "eval_every=0", "exploiter_every=0"]
             sets += ["league_exploiter_every=0", "frozen=[]"]
             sets += args.set
-            config = make_config(config_file=str(path), sets=sets)
-            device = torch.device(config.device)
-            r = bench(config, device, args.updates)
-            m = r["med"]
-            print(
-                f"{path.stem}: {config.architecture} {config.hidden_sizes}, {config.num_envs} games x "
-                f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
-                f"{config.torch_threads} threads, device {config.device}, {args.busy} busy neighbours"
-                + (", the update's critic on a second thread" if config.split_update and config.device == "cpu" else "")
-            )
-            print(
-                f"  median of {args.updates}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
-                f"engine and the rest {m['rollout'] - m['forward']:.3f} s)  gae {m['gae']:.3f} s  "
-                f"update {m['update']:.3f} s  -> {r['decisions_per_s']:,.0f} decisions/s"
-            )
-            print(
-                f"  shares of a step: engine and the rest {(m['rollout'] - m['forward']) / r['total']:.0%}, "
-                f"policy forward {m['forward'] / r['total']:.0%}, gae {m['gae'] / r['total']:.0%}, "
-                f"update {m['update'] / r['total']:.0%}"
-            )
-            print(
-                f"  cores at work (CPU seconds of the process a second): rollout {m['rollout_cores']:.2f}, "
-                f"update {m['update_cores']:.2f}"
-            )
-            print(
-                f"  work per learner decision: forward {r['flops_forward'] / 1e3:,.1f} kFLOP, update "
-                f"{r['flops_update'] / 1e3:,.1f} kFLOP (forward and backward x {config.update_epochs} epochs); "
-                f"the learner makes {r['learner_share']:.0%} of the decisions"
-            )
-            print(
-                f"  roofline: the update runs at {r['gflops_update']:.2f} GFLOP/s, its products alone at "
-                f"{r['gflops_limit']:.2f}: {r['update_fraction']:.0%} of the limit; the rollout's forward "
-                f"{r['forward_fraction']:.0%}; the whole loop {r['loop_fraction']:.0%}"
-            )
+            variants = [[]] + ([[args.versus]] if args.versus else [])
+            speeds = [[] for _ in variants]
+            for _ in range(args.rounds):  # with --versus, the two alternate
+                for k, extra in enumerate(variants):
+                    config = make_config(config_file=str(path), sets=sets + extra)
+                    r = bench(config, torch.device(config.device), args.updates)
+                    report(path.stem + (f" ({extra[0]})" if extra else ""), config, r, args.busy)
+                    speeds[k].append(r["decisions_per_s"])
+            if args.versus:
+                a, b = statistics.median(speeds[0]), statistics.median(speeds[1])
+                print(
+                    f"  {args.versus}: {b:,.0f} against {a:,.0f} decisions/s, {b / a:.2f}x (medians of {args.rounds})"
+                )
     finally:
         stop.set()
         for b in burners:
