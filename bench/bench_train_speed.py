@@ -16,7 +16,8 @@ no evaluation, runs one update to warm up, then times ``--updates`` more and pri
   ``torch.utils.flop_counter.FlopCounterMode`` (matrix products; element-wise work is
   not counted): the rollout's forward, and the update's forward and backward times its
   epochs;
-- the limit: the same matrix products timed alone at the same shapes and thread count
+- the limit: the same matrix products timed alone at the same shapes, thread count and
+  precision (the update's ``update_dtype``)
   (each linear layer's forward and backward products at the update's minibatch size, the
   forward ones at the rollout's batch), and the fraction of it that the update, the
   rollout's forward and the whole loop reach.
@@ -76,13 +77,13 @@ def linear_shapes(model: nn.Module, fn) -> list:
     return shapes
 
 
-def matmul_seconds(rows: int, shapes: list, backward: bool, repeats: int = 20) -> float:
+def matmul_seconds(rows: int, shapes: list, backward: bool, repeats: int = 20, dtype=torch.float32) -> float:
     """Median seconds of the matrix products of ``shapes`` at ``rows`` rows: the forward
     product, and with ``backward`` the two of the backward pass (input and weight
-    gradients)."""
+    gradients), in ``dtype``."""
     mats = []
     for i, o in shapes:
-        x, w, g = torch.randn(rows, i), torch.randn(i, o), torch.randn(rows, o)
+        x, w, g = (torch.randn(*shape).to(dtype) for shape in ((rows, i), (i, o), (rows, o)))
         mats.append((x, w, g))
 
     def run():
@@ -179,7 +180,10 @@ def bench(config, device, updates: int) -> dict:
     shapes = linear_shapes(cpu, train_step)
     minibatch = max(1, learner // config.num_minibatches)
     # The limit: the products alone at the same shapes, per decision.
-    limit_update = matmul_seconds(minibatch, shapes, backward=True) / minibatch * config.update_epochs
+    update_dtype = getattr(torch, config.update_dtype)  # the update's products in its own precision
+    limit_update = (
+        matmul_seconds(minibatch, shapes, backward=True, dtype=update_dtype) / minibatch * config.update_epochs
+    )
     limit_fwd = matmul_seconds(config.num_envs, shapes, backward=False) / config.num_envs
     per_decision_update = med["update"] / learner
     per_decision_forward = med["forward"] / max(1, learner)
