@@ -133,7 +133,8 @@ def update(
     statistics, TensorBoard-named. ``critic_only``: the value loss alone (a warm-started
     actor waits for its critic). ``split``: the critic's loss, and a belief net's forward
     and loss, on that worker's thread (the same gradients, on a second core); else one
-    after the other."""
+    after the other. Each forward pass runs in ``precision`` (``update_dtype``), its
+    outputs back in float32 for the losses."""
     c = config
     n = len(batch["b_obs"])
     clipfracs, stats = [], {}
