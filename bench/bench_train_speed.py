@@ -210,6 +210,7 @@ def report(name: str, config, r: dict, busy: int) -> None:
         f"{config.num_steps} steps, {config.update_epochs} epochs x {config.num_minibatches} minibatches, "
         f"{config.torch_threads} threads, device {config.device}, {busy} busy neighbours"
         + (", the update's critic on a second thread" if config.split_update and config.device == "cpu" else "")
+        + (f", the update's products in {config.update_dtype}" if config.update_dtype != "float32" else "")
     )
     print(
         f"  median of {r['updates']}: rollout {m['rollout']:.3f} s (policy forward {m['forward']:.3f} s, "
@@ -248,7 +249,7 @@ def main(argv=None):
     p.add_argument(
         "--versus", default=None, metavar="KEY=VALUE", help="each recipe also with this override, and the ratio"
     )
-    p.add_argument("--rounds", type=int, default=1, help="with --versus: the two alternate this many times")
+    p.add_argument("--rounds", type=int, default=1, help="runs of each recipe (with --versus, alternating)")
     args = p.parse_args(argv)
     files = [Path(args.config)] if args.config else [ROOT / "configs" / f"{r}.yaml" for r in args.recipes.split(",")]
     stop = multiprocessing.Event()
