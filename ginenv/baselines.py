@@ -32,6 +32,21 @@ Strategies, phase by phase:
     (4 cards or fewer), when it knocks as soon as it can again. Against knock_early it
     lives off undercuts: knock_early knocks with up to 10 deadwood, and a hand that
     keeps its deadwood low for gin is often lower still.
+
+``camper`` (after the EAAI-2021 winner's published strategy, the MARJJ player)
+    Upcard offer and draw: take the face-up card only if it joins a meld *and* lowers the
+    best deadwood reachable this turn. Discard: the card that minimises
+    ``deadwood after + w(turn) x lookahead + 4 x danger``: the lookahead is the expected
+    deadwood after one more draw from the unseen cards (each equally likely) and the best
+    discard then, weighted down as the hand goes on (``w`` falls from 1 at its first turn
+    to 0 at its tenth); the danger is how much the card fits the opponent's known hand (a
+    card of a rank the opponent took, or one or two steps from a card it took in the same
+    suit, counts; one of a rank or next to a card it threw or passed counts against), read
+    from the planes every seat sees. Knock: as soon as it may in its first three turns (its
+    first three discards of the hand); after that only for gin or big gin: it camps, keeps
+    its deadwood low and waits to undercut a knock. The published player also chose which
+    melds to lay out; here the engine lays out the arrangement that scores best for the
+    knocker, for every player alike.
 """
 
 from __future__ import annotations
@@ -189,6 +204,88 @@ class Patient(KnockEarly):
         return (knocks & ((after <= self.late_limit) | anytime[:, None])).any(1)
 
 
+class Camper(_Heuristic):
+    name = "camper"
+    #: Turns (its own discards of the hand) in which it knocks as soon as it may.
+    early_turns = 3
+    #: The lookahead's weight falls linearly from 1 at its first turn to 0 at this one.
+    lookahead_turns = 10
+    #: Points of deadwood one unit of danger is worth.
+    danger_weight = 4.0
+
+    def wants(self, joins, lowers):
+        return joins & lowers
+
+    def knocks(self, obs, knocks, after):
+        gin = (knocks & (after == 0)).any(1)
+        return gin | (knocks.any(1) & (own_turn(obs) <= self.early_turns))
+
+    def _discard(self, obs, mask):
+        after = deadwood_after(obs)
+        discards, knocks = mask[:, A.DISCARD : A.KNOCK], mask[:, A.KNOCK : A.DRAW_STOCK]
+        weight = np.clip(1.0 - (own_turn(obs) - 1) / (self.lookahead_turns - 1), 0.0, 1.0)
+        hand = plane(obs, "own_hand") > 0.5
+        unseen = plane(obs, "unseen") > 0.5
+        key = after + weight[:, None] * lookahead(hand, unseen, discards) + self.danger_weight * danger(obs)
+        key = np.where(discards, key - _VALUES * 1e-3, np.inf)  # ties: the highest value goes
+        best_discard = np.argmin(key, 1)
+        best_knock = np.argmin(_discard_key(knocks, after), 1)
+        knock = self.knocks(obs, knocks, after)
+        out = np.where(knock, A.KNOCK + best_knock, A.DISCARD + best_discard)
+        return np.where(mask[:, A.BIG_GIN], A.BIG_GIN, out)
+
+
+def own_turn(obs) -> np.ndarray:
+    """``(B,)`` int64: which of its turns of the hand the seat is in at a discard, 1 for
+    its first (its face-up discards so far, plus one)."""
+    return np.rint(plane(obs, "own_discards").sum(1)).astype(np.int64) + 1
+
+
+def lookahead(hand: np.ndarray, unseen: np.ndarray, discards: np.ndarray) -> np.ndarray:
+    """``(n, 52)`` float64: for each card ``c`` the seat may discard (``discards``), the
+    expected least deadwood after discarding ``c``, drawing one of the ``unseen`` cards
+    (each equally likely) and discarding the best card then; 0 elsewhere. ``hand`` holds
+    the 11 cards of a discard turn."""
+    out = np.zeros(hand.shape)
+    rows, cards = np.nonzero(discards & hand)
+    counts = unseen.sum(1)
+    if not rows.size or not counts.max():
+        return out
+    width = int(counts.max())
+    order = np.argsort(~unseen, axis=1, kind="stable")[:, :width]  # each row's unseen cards first
+    valid = np.arange(width)[None, :] < counts[:, None]
+    kept = hand[rows].copy()
+    kept[np.arange(rows.size), cards] = False
+    tried = np.repeat(kept[:, None, :], width, axis=1)  # (pairs, width, 52)
+    drawn = order[rows]
+    p_idx, u_idx = np.nonzero(valid[rows])
+    tried[p_idx, u_idx, drawn[p_idx, u_idx]] = True
+    best = _after_discard(tried[p_idx, u_idx]).min(1).astype(np.float64)
+    total = np.zeros(rows.size)
+    np.add.at(total, p_idx, best)
+    out[rows, cards] = total / np.maximum(counts[rows], 1)
+    return out
+
+
+def danger(obs) -> np.ndarray:
+    """``(B, 52)`` float64, at least 0: how much each card fits the opponent's known hand,
+    from what every seat sees (the cards it took from the pile and still holds, and the
+    cards it threw or passed). A card of a rank it took scores 1 for each such card; one
+    step from a card it took in the same suit 1, two steps 0.5; a card of a rank it threw
+    or passed -0.5, one step from one in the same suit -0.25."""
+    took = plane(obs, "opponent_took").reshape(-1, 4, 13).astype(np.float64)
+    threw = plane(obs, "opponent_discarded").reshape(-1, 4, 13).astype(np.float64)
+
+    def fit(cards, rank_w, near_w):
+        same_rank = cards.sum(1, keepdims=True) - cards
+        padded = np.pad(cards, ((0, 0), (0, 0), (2, 2)))
+        near = sum(w * padded[:, :, 2 + d : 15 + d] for d, w in near_w.items())
+        return rank_w * same_rank + near
+
+    score = fit(took, 1.0, {-2: 0.5, -1: 1.0, 1: 1.0, 2: 0.5}) - fit(threw, 0.5, {-1: 0.25, 1: 0.25})
+    return np.maximum(score, 0.0).reshape(-1, NUM_CARDS)
+
+
 class RandomAgent:
     name = "random"
 
@@ -201,7 +298,13 @@ class RandomAgent:
 
 
 #: Every baseline by name, in the order the trainer's opponent mix lists them.
-BASELINES = {"knock_early": KnockEarly, "gin_hunter": GinHunter, "random": RandomAgent, "patient": Patient}
+BASELINES = {
+    "knock_early": KnockEarly,
+    "gin_hunter": GinHunter,
+    "random": RandomAgent,
+    "patient": Patient,
+    "camper": Camper,
+}
 
 
 def make_baseline(spec, seed: int = 0):

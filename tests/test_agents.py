@@ -71,7 +71,71 @@ def test_patient_knocks_early_in_the_hand_then_only_at_gin_until_the_endgame():
     assert min(seen.values()) > 0, seen  # every branch of the rule was exercised
 
 
-@pytest.mark.parametrize("name", ["knock_early", "gin_hunter", "patient"])
+def test_camper_knocks_at_will_only_in_its_first_three_turns_then_only_for_gin():
+    seen = {"early": 0, "gin": 0, "waited": 0}
+
+    def check(state, obs, mask, acts):
+        can = mask[:, A.KNOCK : A.DRAW_STOCK].any(1) & ~mask[:, A.BIG_GIN]
+        rows = np.arange(len(acts))
+        own_turn = state.discarded[rows, state.current].sum(1) + 1  # its discards so far, plus this one
+        gin = np.array([state._after_discard[i, mask[i, A.KNOCK : A.DRAW_STOCK]].min(initial=99) == 0 for i in rows])
+        must = can & ((own_turn <= 3) | gin)
+        assert A.is_knock(acts[must]).all()
+        assert not A.is_knock(acts[can & ~must]).any()
+        seen["early"] += int((can & (own_turn <= 3) & ~gin).sum())
+        seen["gin"] += int((can & gin & (own_turn > 3)).sum())
+        seen["waited"] += int((can & ~must).sum())
+
+    self_play(make_agent("camper"), steps=600, check=check)
+    assert min(seen.values()) > 0, seen  # every branch of the rule was exercised
+
+
+def test_camper_takes_the_face_up_card_only_when_it_joins_a_meld_and_lowers_the_deadwood():
+    from ginenv import melds
+
+    def check(state, obs, mask, acts):
+        for i in np.flatnonzero(mask[:, A.TAKE_DISCARD]):
+            p = state.current[i]
+            hand = state._hands[i, p].copy()
+            top = state.pile[i, state.pile_size[i] - 1]
+            now = int(melds.deadwood(hand[None])[0])
+            hand[top] = True
+            after = melds.deadwood_after_discard(hand[None])[0].astype(np.int64)
+            after[top] = 1 << 20
+            joins = int(melds.deadwood(hand[None])[0]) < now + int(melds.CARD_VALUES[top])
+            assert (acts[i] == A.TAKE_DISCARD) == (joins and after.min() < now)
+
+    self_play(make_agent("camper"), steps=200, check=check)
+
+
+def test_camper_lookahead_is_the_mean_of_the_best_deadwood_over_each_unseen_draw():
+    from ginenv import melds
+    from ginenv.baselines import lookahead
+
+    rng = np.random.default_rng(4)
+    hand = np.zeros((3, 52), bool)
+    unseen = np.zeros((3, 52), bool)
+    for i in range(3):
+        cards = rng.permutation(52)
+        hand[i, cards[:11]] = True
+        unseen[i, cards[11 : 11 + 5 + 7 * i]] = True
+    got = lookahead(hand, unseen, hand)
+    for i in range(3):
+        for c in np.flatnonzero(hand[i]):
+            kept = hand[i].copy()
+            kept[c] = False
+            best = []
+            for u in np.flatnonzero(unseen[i]):  # each draw, then the best of the 11 discards
+                drawn = kept.copy()
+                drawn[u] = True
+                best.append(
+                    min(int(melds.deadwood((drawn & (np.arange(52) != d))[None])[0]) for d in np.flatnonzero(drawn))
+                )
+            assert got[i, c] == pytest.approx(np.mean(best))
+        assert (got[i, ~hand[i]] == 0).all()
+
+
+@pytest.mark.parametrize("name", ["knock_early", "gin_hunter", "patient", "camper"])
 def test_baselines_act_the_same_batched_and_one_by_one(name):
     agent = make_agent(name)
     env = VectorEnv(40, "standard", seed=3)
@@ -132,6 +196,52 @@ def test_evaluator_counts_add_up_and_repeat_with_a_seed():
         if kind == "undercut":
             assert sign * c["net_points_a"] < 0, key
     assert {k.split("/")[0] for k in split} >= {"a", "b"}
+
+
+def test_evaluator_hand_ends_match_a_hand_by_hand_count():
+    """How each side won its hands, counted hand by hand from who knocked and who scored
+    (a knocker who scores no points was undercut, or tied): the evaluator's ``hand_ends``."""
+    rules = Rules.preset("standard", target=50)
+    agents = make_agent("knock_early"), make_agent("camper")
+    n = 40
+    r = play(*agents, n, rules, seed=6)
+    state = core.init(n, rules, 6, mode="match", dealers=((np.arange(n) // 2) % 2).astype(np.int8))
+    a_seat = np.arange(n) % 2
+    want = {
+        side: dict.fromkeys(("won_by_knock", "won_by_undercut", "won_by_gin", "won_by_big_gin"), 0) for side in "ab"
+    }
+    knocks = {"a": [0, 0], "b": [0, 0]}  # [knocks short of gin, undercut]
+    while not state.done.all():
+        obs, mask = observe(state, state.current), core.legal_action_mask(state)
+        acts = np.zeros(n, np.int64)
+        for agent, rows in zip(agents, (state.current == a_seat, state.current != a_seat)):
+            rows = np.flatnonzero(rows & ~state.done)
+            if rows.size:
+                acts[rows] = agent.act(obs[rows], mask[rows])
+        core.step(state, acts)
+        for g in np.flatnonzero(state.hand_ended):
+            knocker = state.last_knocker[g]
+            if knocker < 0:
+                continue
+            side = "a" if knocker == a_seat[g] else "b"
+            other = "b" if side == "a" else "a"
+            kind = core.HAND_KIND_NAMES[state.hand_kind[g]]
+            scored = state.hand_points[g, knocker] > 0
+            if kind in ("gin", "big_gin"):
+                want[side][f"won_by_{kind}"] += 1
+                continue
+            knocks[side][0] += 1
+            if scored:
+                want[side]["won_by_knock"] += 1
+            elif state.hand_points[g, 1 - knocker] > 0:
+                knocks[side][1] += 1
+                want[other]["won_by_undercut"] += 1
+    for side in "ab":
+        got = r["hand_ends"][side]
+        assert {k: got[k] for k in want[side]} == want[side]
+        assert (got["knocks"], got["undercut"]) == tuple(knocks[side])
+        assert got["undercut_rate"] == pytest.approx(knocks[side][1] / knocks[side][0])
+    assert knocks["a"][1] > 0 and want["b"]["won_by_gin"] > 0  # camper undercuts and goes gin
 
 
 def test_wilson_interval_known_values():

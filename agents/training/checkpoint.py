@@ -32,6 +32,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from agents import strict_json
+from agents.training.config import OPPONENT_KINDS
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE, OBS_VERSION
 
@@ -415,6 +416,10 @@ def restore_training(
     for name in ("win_rate", "pool_win_rate", "episode_return", "exploiter_win_rate", "frozen_win_rate"):
         if f"opponents.{name}" in t:
             setattr(opponents, name, t[f"opponents.{name}"].numpy().astype(np.float64).copy())
+    # kinds added since (new baselines go last) start at the neutral rate
+    opponents.win_rate = np.concatenate(
+        [opponents.win_rate, np.full(len(OPPONENT_KINDS) - len(opponents.win_rate), 0.5)]
+    )
     for name in ("exploiter", "frozen_member"):
         if f"opponents.{name}" in t:
             setattr(opponents, name, t[f"opponents.{name}"].numpy().copy())

@@ -22,10 +22,19 @@ from ginenv.rules import PRESETS
 #: The update's precisions (``Config.update_dtype``).
 UPDATE_DTYPES = ("float32", "bfloat16")
 
+#: The baselines there were when the league's kinds were added after them.
+_FIRST_BASELINES = ("knock_early", "gin_hunter", "random", "patient")
 #: Who may sit opposite the learner: itself, a past snapshot, any baseline, a frozen
 #: checkpoint or one of the league's exploiters. The order is the one the trainer draws
-#: in; new kinds go last, so that saved draws keep their meaning.
-OPPONENT_KINDS = ("self", "snapshot", *BASELINES, "frozen", "exploiter")
+#: in; new kinds (camper) go last, so that saved draws keep their meaning.
+OPPONENT_KINDS = (
+    "self",
+    "snapshot",
+    *_FIRST_BASELINES,
+    "frozen",
+    "exploiter",
+    *(name for name in BASELINES if name not in _FIRST_BASELINES),
+)
 #: Where a league's exploiters start (``exploiter_from``).
 EXPLOITER_STARTS = ("scratch", "learner")
 #: Keys that take one value or a list of them (one is read as a list of one).
