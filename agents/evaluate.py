@@ -26,7 +26,7 @@ import numpy as np
 
 from agents import BASELINES, make_agent
 from agents.base import choose
-from agents.stats import bradley_terry, wilson
+from agents.stats import bradley_terry, hand_ends, wilson
 from ginenv import core
 from ginenv.observation import observe
 from ginenv.rules import PRESETS, Rules
@@ -116,6 +116,7 @@ def play(
         "dead_rate": (named["dead"] + named["truncated"]) / max(hands, 1),
         "mean_hand_length": turns / max(hands, 1),
         "hand_kinds": named,
+        "hand_ends": hand_ends(by_ender[..., 0], core.HAND_KIND_NAMES),
         "hands_by_ender": {
             f"{who}/{kind}": {"hands": int(c), "net_points_a": int(pts), "draws": int(t)}
             for who, row in zip(("a", "b", "-"), by_ender)
@@ -170,9 +171,28 @@ def format_report(r: dict) -> str:
         f"  gin {r['gin_rate']:.3f}  knock {r['knock_rate']:.3f}  undercut {r['undercut_rate']:.3f}  "
         f"dead {r['dead_rate']:.3f}  mean hand length {r['mean_hand_length']:.1f} draws",
     ]
+    lines += _hand_ends_lines(r)
+    if r["mode"] == "match" and (r["wins_a"] - r["wins_b"]) * (r["hands_won_a"] - r["hands_won_b"]) < 0:
+        lines.append(
+            "  (fewer hands won, more matches won: a gin or an undercut scores a bonus on top of the deadwood, so "
+            "fewer hands can add up to more points: see points / hand and how the hands were won)"
+        )
     if "seconds" in r:
         lines.append(f"  {r['seconds']:.1f} s, {r['games'] / r['seconds']:.1f} {unit}/s")
     return "\n".join(lines)
+
+
+def _hand_ends_lines(r: dict) -> list:
+    """How each side won its hands, and the share of its knocks that were undercut."""
+    width = max(len(r["a"]), len(r["b"]))
+    lines = [f"  {'hands won by':<{width + 2}}   knock  undercut    gin  big gin   its knocks undercut"]
+    for side in ("a", "b"):
+        e = r["hand_ends"][side]
+        lines.append(
+            f"    {r[side]:<{width}}  {e['won_by_knock']:>6}  {e['won_by_undercut']:>8}  {e['won_by_gin']:>5}  "
+            f"{e['won_by_big_gin']:>7}   {e['undercut']:>5} of {e['knocks']:<5} ({e['undercut_rate']:.3f})"
+        )
+    return lines
 
 
 def main(argv=None) -> int:

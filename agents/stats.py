@@ -36,3 +36,35 @@ def bradley_terry(names, results, iterations: int = 500):
         p = np.where(denom > 0, (total + 1e-3) / np.maximum(denom, 1e-12), p)  # a tiny prior keeps 0 wins finite
         p /= np.exp(np.mean(np.log(p)))
     return 1500 + 400 * np.log10(p)
+
+
+#: How hands end (``ginenv.core.HAND_KIND_NAMES``, repeated here since this module imports
+#: nothing of the game): the kinds a knock can have, gin and big gin apart.
+_KNOCK_KINDS = ("knock", "undercut", "tie")
+
+
+def hand_ends(counts, kind_names) -> dict:
+    """Per side, how it won its hands and how its knocks fared, from ``counts`` ``(3, K)``:
+    the hands each side ended (row 0: side a knocked, row 1: side b, row 2: nobody, a dead
+    or truncated hand) by how they ended (``kind_names``, K of them). Each side gets
+    ``won_by_knock`` (its knock scored), ``won_by_undercut`` (it undercut the other's knock),
+    ``won_by_gin``, ``won_by_big_gin``, ``knocks`` (its knocks short of gin), ``undercut``
+    (of those, the ones undercut) and ``undercut_rate`` (undercut / knocks; 0 without a
+    knock)."""
+    counts = np.asarray(counts)
+    col = {name: k for k, name in enumerate(kind_names)}
+    out = {}
+    for side, other in (("a", 1), ("b", 0)):
+        me = 1 - other
+        knocks = int(sum(counts[me, col[k]] for k in _KNOCK_KINDS))
+        undercut = int(counts[me, col["undercut"]])
+        out[side] = {
+            "won_by_knock": int(counts[me, col["knock"]]),
+            "won_by_undercut": int(counts[other, col["undercut"]]),
+            "won_by_gin": int(counts[me, col["gin"]]),
+            "won_by_big_gin": int(counts[me, col["big_gin"]]),
+            "knocks": knocks,
+            "undercut": undercut,
+            "undercut_rate": undercut / knocks if knocks else 0.0,
+        }
+    return out

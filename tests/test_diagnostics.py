@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from agents.training import rollout
-from agents.training.config import make_config
+from agents.training.config import OPPONENT_KINDS, make_config
 from agents.training.network import ActorCritic
 from agents.training.opponents import SELF, make_opponents
 from ginenv import VectorEnv, core
@@ -56,12 +56,15 @@ def test_hand_stats_match_a_game_by_game_count():
     # The slow reference: game by game, step by step.
     kinds = [0] * len(core.HAND_KIND_NAMES)
     turns, by_learner, by_opponent = [], 0, 0
+    ends = np.zeros((len(OPPONENT_KINDS), 3, len(core.HAND_KIND_NAMES)), np.int64)
     for (ended, kind, knocker, hand_turns), (opp_kind, seat) in zip(env.record, kinds_before):
         for g in range(config.num_envs):
             if not ended[g]:
                 continue
             kinds[kind[g]] += 1
             turns.append(int(hand_turns[g]))
+            if opp_kind[g] != SELF:
+                ends[opp_kind[g], 2 if knocker[g] < 0 else int(knocker[g] != seat[g]), kind[g]] += 1
             if knocker[g] >= 0 and opp_kind[g] != SELF:
                 if knocker[g] == seat[g]:
                     by_learner += 1
@@ -74,6 +77,18 @@ def test_hand_stats_match_a_game_by_game_count():
     stats = rollout.hand_stats(buf)
     assert stats["hands/mean_draws"] == pytest.approx(np.mean(turns))
     assert stats["hands/ended_by_learner"] == pytest.approx(by_learner / (by_learner + by_opponent))
+    # Against each opponent kind: how the learner won its hands, its knocks' undercut rate.
+    assert (buf.hands["ends"] == ends).all()
+    k = OPPONENT_KINDS.index("knock_early")
+    col = {name: j for j, name in enumerate(core.HAND_KIND_NAMES)}
+    played = ends[k].sum()
+    assert stats["hands_vs_knock_early/won_by_gin"] == pytest.approx(ends[k, 0, col["gin"]] / played)
+    assert stats["hands_vs_knock_early/won_by_undercut"] == pytest.approx(ends[k, 1, col["undercut"]] / played)
+    learner_knocks = ends[k, 0, col["knock"]] + ends[k, 0, col["undercut"]] + ends[k, 0, col["tie"]]
+    if learner_knocks:
+        rate = stats["hands_vs_knock_early/undercut_rate_of_knocks"]
+        assert rate == pytest.approx(ends[k, 0, col["undercut"]] / learner_knocks)
+    assert not any(key.startswith("hands_vs_self") for key in stats)
     # The knock rate: the learner's discard decisions where a knock was legal, one by one.
     legal = knocked = 0
     for t in range(config.num_steps):

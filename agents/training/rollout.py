@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from agents.stats import hand_ends
 from agents.training import opponents as O
 from agents.training.network import ActorCritic
 from ginenv import VectorEnv, core
@@ -56,7 +57,14 @@ class Rollout:
             next_t=np.full((t, n), -1, np.int64),
             boot=np.zeros((t, n), np.float32),
             boot_deadwood=np.zeros((t, n), np.float32),
-            hands={"kinds": np.zeros(len(core.HAND_KIND_NAMES), np.int64), "by_learner": 0, "by_opponent": 0},
+            hands={
+                "kinds": np.zeros(len(core.HAND_KIND_NAMES), np.int64),
+                "by_learner": 0,
+                "by_opponent": 0,
+                # against each kind of opponent: hands ended by the learner, the opponent,
+                # nobody (rows), by how they ended (columns)
+                "ends": np.zeros((len(O.OPPONENT_KINDS), 3, len(core.HAND_KIND_NAMES)), np.int64),
+            },
         )
 
 
@@ -161,13 +169,18 @@ def _count_hands(hands: dict, turns: list, out, state, opp: O.Opponents) -> None
     by_learner = knocked & duel & (knocker == opp.learner_seat[ended])
     hands["by_learner"] += int(by_learner.sum())
     hands["by_opponent"] += int((knocked & duel & ~by_learner).sum())
+    ender = np.where(knocked, np.where(knocker == opp.learner_seat[ended], 0, 1), 2)
+    kind = opp.kind[ended]
+    np.add.at(hands["ends"], (kind[duel], ender[duel], out.hand_kind[ended][duel].astype(np.int64)), 1)
 
 
 def hand_stats(b: Rollout) -> dict:
     """TensorBoard's ``hands/...`` figures of a rollout: the share of the hands that ended
     in each way (knock, gin, big gin, undercut, tie, dead, truncated), the learner's
-    share of the hands ended by a knock in its games against another player, and the
-    mean hand length in draws; and ``decisions/...``: the learner's knock rate (knocks
+    share of the hands ended by a knock in its games against another player, the mean
+    hand length in draws, and against each kind of opponent (``hands_vs_<kind>/...``) the
+    share of those hands it won by a knock, an undercut, gin and big gin and the undercut
+    rate of its knocks; and ``decisions/...``: the learner's knock rate (knocks
     of its discard decisions where a knock was legal) and take rate (takes of the face-up
     card of its draw decisions where both that and the stock were legal: a policy at 0
     there has stopped exploring melds made from the pile, the signature of the stall in
@@ -180,6 +193,15 @@ def hand_stats(b: Rollout) -> dict:
         out["hands/ended_by_learner"] = h["by_learner"] / ended
     if h["turns"].size:
         out["hands/mean_draws"] = float(h["turns"].mean())
+    for k, kind in enumerate(O.OPPONENT_KINDS):  # how the learner's hands against each opponent ended
+        played = int(h["ends"][k].sum())
+        if not played:
+            continue
+        e = hand_ends(h["ends"][k], core.HAND_KIND_NAMES)["a"]
+        for name in ("won_by_knock", "won_by_undercut", "won_by_gin", "won_by_big_gin"):
+            out[f"hands_vs_{kind}/{name}"] = e[name] / played
+        if e["knocks"]:
+            out[f"hands_vs_{kind}/undercut_rate_of_knocks"] = e["undercut_rate"]
     valid = b.valid
     can_knock = valid & b.mask[..., NUM_CARDS : 2 * NUM_CARDS].any(-1)
     if can_knock.any():
