@@ -13,8 +13,16 @@ import time  # noqa: E402
 
 # The game store's key file goes to a folder of the test session's own, not the user's
 # (the servers the tests start inherit it).
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="ginenv-test-config-")
+CONFIG_HOME = tempfile.mkdtemp(prefix="ginenv-test-config-")
+os.environ["XDG_CONFIG_HOME"] = CONFIG_HOME
 os.environ.pop("GINENV_STORE_KEY", None)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The session's config folder goes with it (nothing left in the temporary folder)."""
+    import shutil
+
+    shutil.rmtree(CONFIG_HOME, ignore_errors=True)
 
 
 #: The modules whose tests train, start servers, a browser, Ray or other processes: the
