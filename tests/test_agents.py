@@ -265,7 +265,7 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
     assert data["results"][0]["games"] == 20 and data["results"][0]["wins_a"] == 20
     assert "matches won" in capsys.readouterr().out
     for bad, message in (
-        (["nobody", "random"], "knock_early, gin_hunter, random, patient"),
+        (["nobody", "random"], "knock_early, gin_hunter, random, patient, camper"),
         (["random", str(tmp_path / "missing")], "no checkpoint at"),
         (["random", "knock_early", "--matches", "0"], "--matches must be from 1 to"),
         (["random", "knock_early", "--rules", "vegas"], "valid presets"),

@@ -308,5 +308,5 @@ def test_single_agent_env_illegal_actions_penalise_or_raise():
 
 
 def test_single_agent_env_unknown_opponent_names_the_baselines():
-    with pytest.raises(ValueError, match="knock_early, gin_hunter, random, patient"):
+    with pytest.raises(ValueError, match="knock_early, gin_hunter, random, patient, camper"):
         SingleAgentEnv(opponent="grandmaster")
