@@ -58,6 +58,14 @@ def bundle(tmp_path_factory):
     unpacked.mkdir()
     with tarfile.open(tar_path) as tar:
         tar.extractall(unpacked, filter="data")
+        members = [m for m in tar.getmembers() if m.isfile()]
+    # What it says it wrote is what is there: every file at the top, the archive's size.
+    listed = r.stdout.split(": ", 1)[1].split(";")[0].split(", ")
+    top = sorted({m.name.split("/")[0] + ("/" if "/" in m.name else "") for m in members})
+    assert [name.split(" (")[0] for name in listed] == top
+    assert {"policy.json", "LICENSE", "main.py", "policy.safetensors"} <= set(top)
+    assert f"{len(members)} files, {round(tar_path.stat().st_size / 1024)} KiB compressed" in r.stdout
+    assert f"{round(sum(m.size for m in members) / 1024)} KiB unpacked" in r.stdout
     return unpacked
 
 

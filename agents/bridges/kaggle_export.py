@@ -227,9 +227,22 @@ def main(argv=None) -> int:
         sizes = export_kaggle(args.checkpoint, out)
     except CheckpointError as e:
         p.error(str(e))
-    total = sum(sizes.values())
-    print(f"wrote {out}: main.py, policy.safetensors, {PACKAGE}/ ({len(sizes)} files, {total / 1024:.0f} KiB)")
+    print(export_summary(out, sizes))
     return 0
+
+
+def export_summary(out: Path, sizes: dict) -> str:
+    """What the export wrote: every file at the top, the package's module count, and the
+    size a user sees (the archive's on disk; a folder's files added up, as unpacked)."""
+    top = sorted({name.split("/", 1)[0] + ("/" if "/" in name else "") for name in sizes})
+    modules = sum(name.startswith(f"{PACKAGE}/") for name in sizes)
+    listed = ", ".join(f"{name} ({modules} files)" if name == f"{PACKAGE}/" else name for name in top)
+    unpacked = sum(sizes.values())
+    if out.is_file():  # the archive
+        size = f"{out.stat().st_size / 1024:.0f} KiB compressed, {unpacked / 1024:.0f} KiB unpacked"
+    else:
+        size = f"{unpacked / 1024:.0f} KiB"
+    return f"wrote {out}: {listed}; {len(sizes)} files, {size}"
 
 
 if __name__ == "__main__":
