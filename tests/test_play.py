@@ -521,11 +521,43 @@ def test_the_page_fits_a_phone_with_no_horizontal_overflow(chromium_page):
                 rows: [...document.querySelectorAll('#hand .card')].map(e => e.offsetTop)
                     .sort((a, b) => a - b)
                     .reduce((n, top, i, tops) => n + (i > 0 && top - tops[i - 1] > 20), 1),
+                // how much of each card of the hand shows: up to the next card in its row
+                shown: [...document.querySelectorAll('#hand .card')].map((e, i, all) => {
+                    const r = e.getBoundingClientRect(), next = all[i + 1]?.getBoundingClientRect();
+                    const covered = next && Math.abs(next.top - r.top) < 20 && next.left < r.right;
+                    return Math.min(r.right, innerWidth) - r.left - (covered ? r.right - next.left : 0);
+                }),
             })"""
         )
         assert layout["scroll"] <= width and layout["right"] <= width + 0.5, (width, layout)
-        assert layout["rows"] <= 2, (width, layout)  # the hand in one or two rows
+        assert layout["rows"] <= 3, (width, layout)  # the hand in two rows, three when its melds wrap
+        # each card wide enough, and uncovered enough, to read the rank in its corner
+        assert len(layout["shown"]) >= 10 and min(layout["shown"]) >= 44, (width, layout)
         page.close()
+
+
+def test_at_1280_the_score_line_is_one_line_and_no_empty_box_shows(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    assert page.inner_text("#pile-summary").lower().startswith("show the whole discard pile (")
+    for lang in ("en", "nl", "no"):
+        page.select_option("#lang", lang)
+        layout = page.evaluate(
+            """() => {
+                const s = document.querySelector('#scores'), h = document.querySelector('header');
+                return {height: s.getBoundingClientRect().height, line: parseFloat(getComputedStyle(s).lineHeight),
+                        scroll: h.scrollWidth, width: h.clientWidth, text: s.innerText};
+            }"""
+        )
+        assert layout["text"] and layout["height"] < 1.5 * layout["line"] + 6, (lang, layout)  # one line
+        assert layout["scroll"] <= layout["width"], (lang, layout)  # and the header still fits
+    # The message bar before the first move: empty, and no box drawn for it.
+    page.evaluate("document.querySelector('#news').textContent = ''")
+    assert page.evaluate("getComputedStyle(document.querySelector('#news')).backgroundColor") == "rgba(0, 0, 0, 0)"
+    page.select_option("#lang", "en")
+    page.close()
 
 
 def test_the_page_offers_each_opponent_and_preset_and_names_the_drawn_card(chromium_page):

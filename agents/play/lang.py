@@ -25,7 +25,7 @@ TEXT = {
     "n_cards": ("({n} cards)", "({n} kaarten)", "({n} kort)"),
     "took_holds": ("took and holds:", "pakte en houdt:", "tok og holder:"),
     "stock": ("stock", "trekstapel", "trekkbunken"),
-    "pile_all": ("discard pile ({n}): all", "aflegstapel ({n}): alles", "kastebunken ({n}): alle"),
+    "pile_all": ("show the whole discard pile ({n})", "toon de hele aflegstapel ({n})", "vis hele kastebunken ({n})"),
     "your_hand": ("Your hand", "Jouw hand", "Din hånd"),
     "deadwood": ("deadwood {n}", "dood hout {n}", "restkort {n}"),
     "draw": ("Draw", "Trekken", "Trekk"),
