@@ -805,6 +805,21 @@ def test_the_match_bonuses_are_itemised_as_the_rules_list_them(rules):
         assert seen == {True, False}, rules  # both kinds of ending met
 
 
+@pytest.mark.parametrize("lang", ["nl", "no"])
+def test_the_terminal_answers_a_mistyped_move_in_its_language(lang):
+    from agents.play.lang import phrase
+
+    out = play_in_terminal(["drwa", phrase(lang, "c_knock"), "7h 8h 9h", phrase(lang, "c_quit")], 11, 1, "--lang", lang)
+    assert out.returncode == 0, out.stderr
+    commands = phrase(lang, "t_type")
+    said = [line for line in out.stdout.splitlines() if "? " in line]
+    assert len(said) == 3, out.stdout
+    assert said[0].endswith(phrase(lang, "e_unknown", word="drwa", commands=commands))
+    assert said[1].endswith(phrase(lang, "e_needs_card", word=phrase(lang, "c_knock")))
+    assert said[2].endswith(phrase(lang, "e_unreadable", text="7h 8h 9h", commands=commands))
+    assert not any(english in out.stdout for english in ("unknown command", "needs the card", "cannot read"))
+
+
 @pytest.mark.parametrize(
     "lang, words, expect",
     [

@@ -25,6 +25,7 @@ import numpy as np
 
 from agents import SHIPPED, make_agent
 from agents.base import choose
+from agents.play.lang import move_label, phrase
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import CARD_VALUES, RANKS, format_card, parse_cards
@@ -291,36 +292,44 @@ class Game:
         return out
 
 
-COMMANDS = "draw, take, pass, a card to discard (7h), knock 7h, gin 7h, big gin"
+class MoveError(ValueError):
+    """A typed move that cannot be played, with why, in the language it was asked in."""
 
 
-def parse_move(text: str, legal: list, taken: str | None = None) -> int:
+def parse_move(text: str, legal: list, taken: str | None = None, lang: str = "en") -> int:
     """A typed move as an action id among ``legal`` (``{"id", "label"}``): ``draw``,
-    ``take``, ``pass``, a card (``7h``: discard it), ``knock 7h`` or ``gin 7h``, ``big gin``.
-    ``taken`` is the card just taken from the pile (it may not be discarded). A
-    ``ValueError`` says what was wrong (an unknown command, a missing card, why a move is
-    not legal) and what is legal."""
+    ``take``, ``pass``, a card (``7h``: discard it), ``knock 7h`` or ``gin 7h``, ``big gin``
+    (English words: the terminal turns ``lang``'s into them first). ``taken`` is the card
+    just taken from the pile (it may not be discarded). A ``MoveError`` (a ``ValueError``)
+    says in ``lang`` what was wrong (an unknown command, a missing card, why a move is not
+    legal) and what is legal."""
+
+    def error(key, **fields):
+        return MoveError(phrase(lang, key, **fields))
+
     words = text.strip().lower().split()
     ids = {a["id"] for a in legal}
     named = {"draw": A.DRAW_STOCK, "stock": A.DRAW_STOCK, "take": A.TAKE_DISCARD, "pass": A.PASS}
+    commands = phrase(lang, "t_type")
     if not words:
-        raise ValueError("type a move (help lists them)")
+        raise error("e_empty")
     if len(words) == 1 and words[0] in named:
         action = named[words[0]]
     elif words in (["big", "gin"], ["biggin"]):
         action = A.BIG_GIN
     elif words[0] in ("knock", "gin") and len(words) != 2:
-        raise ValueError(f"{words[0]} needs the card to lay face down, e.g. '{words[0]} 7h'")
+        raise error("e_needs_card", word=phrase(lang, "c_knock") if words[0] == "knock" else "gin")
     elif len(words) == 2 and words[0] in ("knock", "gin"):
-        action = A.knock(_one_card(words[1]))
+        action = A.knock(_one_card(words[1], lang))
     elif len(words) == 1:
         if not _looks_like_card(words[0]):
-            raise ValueError(f"unknown command {words[0]!r}; moves: {COMMANDS}; or help, hint, quit")
-        action = A.discard(_one_card(words[0]))
+            raise error("e_unknown", word=words[0], commands=commands)
+        action = A.discard(_one_card(words[0], lang))
     else:
-        raise ValueError(f"cannot read {text.strip()!r} as a move; moves: {COMMANDS}")
+        raise error("e_unreadable", text=text.strip(), commands=commands)
     if action not in ids:
-        raise ValueError(f"{_why_not(action, legal, taken)}; legal: {', '.join(a['label'] for a in legal)}")
+        legal_moves = ", ".join(move_label(lang, a["id"]) for a in legal)
+        raise error("e_illegal", why=_why_not(action, legal, taken, lang), legal=legal_moves)
     return action
 
 
@@ -330,25 +339,25 @@ def _looks_like_card(token: str) -> bool:
     return len(token) >= 2 and token[:-1] in {r.lower() for r in RANKS} | {"10"}
 
 
-def _why_not(action: int, legal: list, taken: str | None) -> str:
-    """Why ``action`` is not legal now, in words."""
+def _why_not(action: int, legal: list, taken: str | None, lang: str = "en") -> str:
+    """Why ``action`` is not legal now, in words of ``lang``."""
     ids = {a["id"] for a in legal}
     if A.is_discard(action) or A.is_knock(action):
         card = format_card(A.card_of(action))
         if not ids & set(range(A.DRAW_STOCK)):
-            return f"{label(action)} is not legal now: draw first (from the stock or the pile)"
+            return phrase(lang, "e_draw_first", move=move_label(lang, action))
         if taken is not None and card == taken:
-            return f"you cannot discard {card}: it is the card you just took from the pile"
+            return phrase(lang, "e_just_taken", card=card)
         if A.is_knock(action) and A.discard(A.card_of(action)) in ids:
-            return f"you cannot knock with {card}: the deadwood left would be over the knock limit"
-        return f"you do not hold {card}"
-    return f"{label(action)} is not legal now"
+            return phrase(lang, "e_over_limit", card=card)
+        return phrase(lang, "e_not_held", card=card)
+    return phrase(lang, "e_not_now", move=move_label(lang, action))
 
 
-def _one_card(token: str) -> int:
+def _one_card(token: str, lang: str = "en") -> int:
     ids = parse_cards(token)
     if len(ids) != 1:
-        raise ValueError(f"expected one card, got {token!r}")
+        raise MoveError(phrase(lang, "e_one_card", token=token))
     return int(ids[0])
 
 

@@ -297,6 +297,46 @@ TEXT = {
     "c_help": ("help", "hulp", "hjelp"),
     "c_hint": ("hint", "tip", "tips"),
     "c_quit": ("quit", "stop", "avslutt"),
+    # a typed move that cannot be played (the terminal says why, in its language)
+    "e_empty": ("type a move (help lists them)", "typ een zet (hulp toont ze)", "skriv et trekk (hjelp viser dem)"),
+    "e_needs_card": (
+        "{word} needs the card to lay face down, e.g. '{word} 7h'",
+        "{word} heeft de kaart nodig die je gedekt neerlegt, bv. '{word} 7h'",
+        "{word} trenger kortet du legger med billedsiden ned, f.eks. '{word} 7h'",
+    ),
+    "e_unknown": (
+        "unknown command {word!r}; {commands}",
+        "onbekend commando {word!r}; {commands}",
+        "ukjent kommando {word!r}; {commands}",
+    ),
+    "e_unreadable": (
+        "cannot read {text!r} as a move; {commands}",
+        "kan {text!r} niet als zet lezen; {commands}",
+        "kan ikke lese {text!r} som et trekk; {commands}",
+    ),
+    "e_one_card": (
+        "expected one card, got {token!r}",
+        "verwachtte één kaart, kreeg {token!r}",
+        "ventet ett kort, fikk {token!r}",
+    ),
+    "e_illegal": ("{why}; legal: {legal}", "{why}; toegestaan: {legal}", "{why}; lovlig: {legal}"),
+    "e_draw_first": (
+        "{move} is not legal now: draw first (from the stock or the pile)",
+        "{move} mag nu niet: trek eerst (van de trekstapel of de aflegstapel)",
+        "{move} er ikke lov nå: trekk først (fra trekkbunken eller kastebunken)",
+    ),
+    "e_just_taken": (
+        "you cannot discard {card}: it is the card you just took from the pile",
+        "je mag {card} niet afleggen: je pakte die kaart net van de aflegstapel",
+        "du kan ikke kaste {card}: det er kortet du nettopp tok fra kastebunken",
+    ),
+    "e_over_limit": (
+        "you cannot knock with {card}: the deadwood left would be over the knock limit",
+        "je kunt niet kloppen met {card}: het dode hout dat overblijft zou boven de klopgrens liggen",
+        "du kan ikke banke med {card}: restkortene ville bli over bankegrensen",
+    ),
+    "e_not_held": ("you do not hold {card}", "je hebt {card} niet", "du har ikke {card}"),
+    "e_not_now": ("{move} is not legal now", "{move} mag nu niet", "{move} er ikke lov nå"),
     # moves
     "mv_draw": ("draw from the stock", "trek van de trekstapel", "trekk fra trekkbunken"),
     "mv_take": ("take the discard", "pak de afgelegde kaart", "ta kortet fra kastebunken"),

@@ -183,7 +183,7 @@ def run(game: Game, lines, out, hinter=None, lang: str = "en") -> int:
             )
             continue
         try:
-            action = parse_move(line, v["legal_actions"], taken=v["taken"])
+            action = parse_move(line, v["legal_actions"], taken=v["taken"], lang=lang)
         except ValueError as e:
             say(f"? {e}")
             continue
