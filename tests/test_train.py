@@ -493,6 +493,15 @@ def test_the_from_scratch_configs_learn_without_a_teacher(name):
     assert c.opponents.get("self", 0) > 0
 
 
+def test_the_camper_recipe_imitates_no_heuristic_and_starts_from_the_from_scratch_bot():
+    """``configs/camper.yaml`` trains on from ``checkpoints/scratch`` (itself made without a
+    teacher) against a mix with camper: no imitation, the baselines only opponents."""
+    c = train.make_config(config_file=ROOT / "configs" / "camper.yaml")
+    assert c.bc_teacher == "" and c.bc_decisions == 0 and c.frozen == []
+    assert c.init_from == "checkpoints/scratch" and (ROOT / c.init_from).is_dir()
+    assert c.opponents.get("camper", 0) > 0 and c.opponents.get("self", 0) > 0
+
+
 def test_the_smoke_recipe_ends_by_printing_its_win_rate_against_random(smoke_checkpoint):
     path, _ = smoke_checkpoint
     meta = json.loads((path / "policy.json").read_text())
