@@ -185,7 +185,7 @@ def format_report(r: dict) -> str:
 def _hand_ends_lines(r: dict) -> list:
     """How each side won its hands, and the share of its knocks that were undercut."""
     width = max(len(r["a"]), len(r["b"]))
-    lines = [f"  {'hands won by':<{width + 2}}   knock  undercut    gin  big gin   its knocks undercut"]
+    lines = [f"  {'won by':<{width + 2}}   knock  undercut    gin  big gin   its knocks undercut"]
     for side in ("a", "b"):
         e = r["hand_ends"][side]
         lines.append(
