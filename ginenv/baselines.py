@@ -137,11 +137,14 @@ class _Heuristic:
         other = np.where(mask[:, A.PASS], A.PASS, A.DRAW_STOCK)
         return np.where(take, A.TAKE_DISCARD, other)
 
+    def discard_key(self, obs, discards, after):
+        """``(B, 52)``: lower is the better card to discard (illegal cards highest)."""
+        return _discard_key(discards, after, self.scores(obs))
+
     def _discard(self, obs, mask):
         after = deadwood_after(obs)
         discards, knocks = mask[:, A.DISCARD : A.KNOCK], mask[:, A.KNOCK : A.DRAW_STOCK]
-        score = self.scores(obs)
-        best_discard = np.argmin(_discard_key(discards, after, score), 1)
+        best_discard = np.argmin(self.discard_key(obs, discards, after), 1)
         best_knock = np.argmin(_discard_key(knocks, after), 1)
         knock = self.knocks(obs, knocks, after)
         out = np.where(knock, A.KNOCK + best_knock, A.DISCARD + best_discard)
@@ -220,19 +223,12 @@ class Camper(_Heuristic):
         gin = (knocks & (after == 0)).any(1)
         return gin | (knocks.any(1) & (own_turn(obs) <= self.early_turns))
 
-    def _discard(self, obs, mask):
-        after = deadwood_after(obs)
-        discards, knocks = mask[:, A.DISCARD : A.KNOCK], mask[:, A.KNOCK : A.DRAW_STOCK]
+    def discard_key(self, obs, discards, after):
         weight = np.clip(1.0 - (own_turn(obs) - 1) / (self.lookahead_turns - 1), 0.0, 1.0)
         hand = plane(obs, "own_hand") > 0.5
         unseen = plane(obs, "unseen") > 0.5
         key = after + weight[:, None] * lookahead(hand, unseen, discards) + self.danger_weight * danger(obs)
-        key = np.where(discards, key - _VALUES * 1e-3, np.inf)  # ties: the highest value goes
-        best_discard = np.argmin(key, 1)
-        best_knock = np.argmin(_discard_key(knocks, after), 1)
-        knock = self.knocks(obs, knocks, after)
-        out = np.where(knock, A.KNOCK + best_knock, A.DISCARD + best_discard)
-        return np.where(mask[:, A.BIG_GIN], A.BIG_GIN, out)
+        return np.where(discards, key - _VALUES * 1e-3, np.inf)  # ties: the highest value goes
 
 
 def own_turn(obs) -> np.ndarray:
@@ -297,7 +293,8 @@ class RandomAgent:
         return (self.rng.random(mask.shape) * mask).argmax(1)
 
 
-#: Every baseline by name, in the order the trainer's opponent mix lists them.
+#: Every baseline by name (the trainer's opponent kinds keep the first four where they
+#: were and add later ones after its league kinds: ``agents.training.config``).
 BASELINES = {
     "knock_early": KnockEarly,
     "gin_hunter": GinHunter,

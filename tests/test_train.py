@@ -1,6 +1,7 @@
 """The trainer: a short training run that must learn, exact resume, configs, and
 checkpoints that load anywhere (and fail clearly)."""
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 import train
 from agents import make_agent
@@ -173,6 +174,29 @@ def test_a_resumed_pfsp_run_matches_an_uninterrupted_one(tmp_path):
     _resumed_equals(tmp_path, whole, half)
     rates = load_file(str(whole / "trainer.safetensors"))["opponents.win_rate"].numpy()
     assert not np.allclose(rates, 0.5)  # the records moved
+
+
+def test_a_training_state_from_before_camper_resumes_with_camper_in_the_mix(tmp_path):
+    """A checkpoint written when the opponent kinds ended at the league's (its PFSP win
+    rates one entry short) resumes into a mix that plays camper: the old kinds keep their
+    places and camper's rate starts at 0.5."""
+    from agents.training.checkpoint import json_text
+    from agents.training.config import OPPONENT_KINDS
+
+    old_kinds = ("self", "snapshot", "knock_early", "gin_hunter", "random", "patient", "frozen", "exploiter")
+    assert OPPONENT_KINDS[: len(old_kinds)] == old_kinds
+    mix = "{self: 0.3, camper: 0.7}"
+    half = train.train(tiny_config(tmp_path, opponents=mix, pfsp=1.0), quiet=True, stop_after=3)
+    tensors = load_file(str(half / "trainer.safetensors"))
+    tensors["opponents.win_rate"] = tensors["opponents.win_rate"][: len(old_kinds)].clone()
+    save_file(tensors, str(half / "trainer.safetensors"))
+    meta = trainer_meta(half)
+    meta.pop("json_sha256")
+    meta["sha256"]["trainer.safetensors"] = hashlib.sha256((half / "trainer.safetensors").read_bytes()).hexdigest()
+    (half / "trainer.json").write_text(json_text(meta))
+    resumed = train.train(tiny_config(tmp_path), resume=half.parent, quiet=True)
+    rates = load_file(str(resumed / "trainer.safetensors"))["opponents.win_rate"].numpy()
+    assert len(rates) == len(OPPONENT_KINDS) and rates[OPPONENT_KINDS.index("camper")] != 0.5  # it played camper
 
 
 def _resumed_equals(tmp_path, whole, half):
