@@ -13,7 +13,10 @@ from agents.training import ppo, rollout
 from agents.training.config import make_config
 from agents.training.network import ActorCritic, MaskedCategorical, masked_logits, masked_logsumexp
 from agents.training.opponents import add_snapshot, make_opponents
-from ginenv import VectorEnv
+from ginenv import VectorEnv, core
+from ginenv.actions import TAKE_DISCARD
+from ginenv.cards import NUM_CARDS
+from ginenv.rules import Rules
 from ginenv.observation import SCALAR as OBS_SCALAR
 
 CPU = torch.device("cpu")
@@ -213,3 +216,73 @@ def test_the_bfloat16_update_follows_the_float32_one_to_bfloat16s_precision(arch
 def test_update_dtype_must_be_one_the_update_runs():
     with pytest.raises(ValueError, match="update_dtype must be float32 or bfloat16, got 'float16'"):
         make_config(sets=["update_dtype=float16"])
+
+
+def test_a_hand_kept_alive_by_taking_the_face_up_card_back_and_forth_ends_at_the_cap_and_scores_nothing():
+    """The stalling loop: both seats take the face-up card and throw another, every turn.
+    The stock never runs down; the turn cap ends the hand as truncated, 0 points, as the
+    rules' house choice says (play and evaluation unchanged)."""
+    env = VectorEnv(8, seed=3)
+    steps, ended = 0, np.zeros(8, bool)
+    while not ended.all():
+        mask = core.legal_action_mask(env.state)
+        take = mask[:, TAKE_DISCARD]
+        # after a take: throw the first legal discard (never the card just taken, the rules forbid it)
+        throw = np.argmax(mask[:, :NUM_CARDS], axis=1)
+        act = np.where(take, TAKE_DISCARD, np.where(mask[:, :NUM_CARDS].any(1), throw, np.argmax(mask, axis=1)))
+        act = np.where(ended, core.SKIP, act)
+        stock_before = env.state.stock_pos.copy()
+        out = env.step(act)
+        assert (env.state.stock_pos[~out.hand_ended] == stock_before[~out.hand_ended]).all()  # nobody drew from the stock
+        assert not (out.terminated & ~ended).any()
+        assert (out.rewards[out.truncated] == 0).all()
+        ended |= out.truncated
+        steps += 1
+        assert steps < 10_000
+    assert steps == 2 * env.rules.max_turns  # a take and a discard for each of the 100 draws
+    assert (env.state.hand_kind == core.HAND_KIND_NAMES.index("truncated")).all()
+
+
+class _Recorded(VectorEnv):
+    """A vector env that keeps each step's mover and its ended and truncated flags (the
+    reference's input)."""
+
+    def step(self, actions):
+        mover = self.state.current.copy()
+        out = super().step(actions)
+        self.log.append((mover, out.terminated | out.truncated, out.truncated.copy()))
+        return out
+
+
+def test_a_hand_cut_by_the_turn_cap_bootstraps_from_the_critic_and_one_ended_by_the_rules_does_not():
+    """``close_episodes`` against a step-by-step reference: each seat's last decision of an
+    episode cut by the cap is not done and bootstraps from its own value; of one ended by
+    the rules it is done. A cap of 12 draws cuts many hands of a fresh policy."""
+    config = make_config({"num_envs": 24, "num_steps": 64, "opponents": {"self": 0.5, "knock_early": 0.5}})
+    rng = np.random.default_rng(6)
+    env = _Recorded(config.num_envs, rules=Rules.preset("standard", max_turns=12), seed=6)
+    env.log = []
+    model = ActorCritic(config.network_spec())
+    buf, _ = rollout.collect(env, model, make_opponents(config, rng), rng, config.num_steps, CPU)
+    cut = ended = 0
+    for n in range(config.num_envs):
+        last = {}  # each seat's decision awaiting its successor
+        for t in range(config.num_steps):
+            mover, over, was_cut = (x[n] for x in env.log[t])
+            if buf.valid[t, n]:
+                if int(mover) in last:
+                    assert buf.next_t[last[int(mover)], n] == t
+                last[int(mover)] = t
+            if over:
+                for t0 in last.values():
+                    assert buf.next_t[t0, n] == -1
+                    if was_cut:
+                        cut += 1
+                        assert not buf.dones[t0, n]
+                        assert buf.boot[t0, n] == buf.values[t0, n]
+                        assert buf.boot_deadwood[t0, n] == buf.obs[t0, n, OBS_SCALAR["own_deadwood"]]
+                    else:
+                        ended += 1
+                        assert buf.dones[t0, n]
+                last = {}
+    assert cut > 20 and ended > 5

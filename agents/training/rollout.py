@@ -4,7 +4,8 @@ Each step one player moves in each game. Every decision of the learner is stored
 the step it was made at; its reward is what that seat receives until its next decision
 in the same game (``next_t``), and GAE follows each seat's own chain of decisions. A
 decision still waiting for its successor when the rollout ends bootstraps from the
-critic's value of that seat's view then (``boot``).
+critic's value of that seat's view then (``boot``); so does one whose episode a cap cut
+short (``close_episodes``).
 """
 
 from __future__ import annotations
@@ -129,10 +130,7 @@ def collect(
             has = np.flatnonzero(pending[:, seat] >= 0)
             buf.rewards[pending[has, seat], has] += out.rewards[has, seat]
         ended = np.flatnonzero(out.terminated | out.truncated)
-        for seat in (0, 1):
-            has = ended[pending[ended, seat] >= 0]
-            buf.dones[pending[has, seat], has] = True
-        pending[ended] = -1
+        close_episodes(buf, pending, ended, out.truncated)
         opp.episode_return += out.rewards[np.arange(n), opp.learner_seat]
         O.record(opp, ended, opp.episode_return[ended] > 0)  # PFSP's win rates
         opp.episode_return[ended] = 0.0
@@ -152,6 +150,28 @@ def collect(
                     model.get_value(view, **_critic_input(model, hands, device)).cpu().numpy()
                 )
     return buf, learner_decisions
+
+
+def close_episodes(buf: Rollout, pending: np.ndarray, ended: np.ndarray, cut: np.ndarray) -> None:
+    """Close the decisions still waiting for a successor in the games ``ended`` this step.
+
+    An episode that ended by the rules (``terminated``) ends its seats' chains: ``dones``.
+    One cut by a cap (``truncated``: the turn cap of a hand, the hand cap of a match) did
+    not end in the game, only in the env: each seat's last decision bootstraps from the
+    critic's value of that decision instead (time-limit truncation; its own view, the
+    last the seat had before the cut), so a hand kept alive by taking the face-up card
+    back and forth until the cap is worth what the seat's position is worth, not the 0 of
+    a dead hand: the cap is no haven for the seat that is behind. Play and evaluation
+    still score the cut hand 0, as the rules' house choice says."""
+    for seat in (0, 1):
+        has = ended[pending[ended, seat] >= 0]
+        last = pending[has, seat]
+        was_cut = cut[has]
+        buf.dones[last[~was_cut], has[~was_cut]] = True
+        last, has = last[was_cut], has[was_cut]
+        buf.boot[last, has] = buf.values[last, has]
+        buf.boot_deadwood[last, has] = buf.obs[last, has, SCALAR["own_deadwood"]]
+    pending[ended] = -1
 
 
 def _count_hands(hands: dict, turns: list, out, state, opp: O.Opponents) -> None:
