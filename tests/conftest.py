@@ -102,3 +102,36 @@ def live_server(app):
     finally:
         srv.should_exit = True
         thread.join(timeout=10)
+
+
+# ---------------------------------------------------------------- what a person has seen
+# (the play tests and the API's fuzzing hold every answer of the server to these)
+def visible_cards(game) -> set:
+    """Every card the person has seen this hand: its hand, the pile, what the bot took
+    from it and still holds, what the bot threw or passed."""
+    import numpy as np
+
+    from ginenv.cards import format_card
+
+    s, me, bot = game.state, game.seat, 1 - game.seat
+    seen = s.hands_of(me)[0] | s.pile_mask[0] | s.took[0, bot] | s.discarded[0, bot] | s.passed[0, bot]
+    seen |= s.discarded[0, me]
+    return {format_card(c) for c in np.flatnonzero(seen)}
+
+
+def seen_discards(game) -> set:
+    """Every card discarded face up this hand (seen by both, even if taken back since)."""
+    import numpy as np
+
+    from ginenv.cards import format_card
+
+    s = game.state
+    return {format_card(c) for c in np.flatnonzero(s.discarded[0].any(0) | s.passed[0].any(0))}
+
+
+def cards_in(data) -> set:
+    """Every card named anywhere in a JSON-ready structure."""
+    import json
+    import re
+
+    return set(re.findall(r'"([AT2-9JQK][shdc])"', json.dumps(data)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import live_server
+from conftest import cards_in, live_server, seen_discards, visible_cards
 
 from agents import make_agent
 from agents.play.game import Game, parse_move
@@ -61,26 +61,6 @@ def test_an_illegal_move_is_refused_and_changes_nothing():
         with pytest.raises(ValueError, match="illegal action|not your move"):
             game.play(bad)
         assert json.dumps(game.view()) == before
-
-
-def visible_cards(game) -> set:
-    """Every card the person has seen this hand: its hand, the pile, what the bot took
-    from it and still holds, what the bot threw or passed."""
-    s, me, bot = game.state, game.seat, 1 - game.seat
-    seen = s.hands_of(me)[0] | s.pile_mask[0] | s.took[0, bot] | s.discarded[0, bot] | s.passed[0, bot]
-    seen |= s.discarded[0, me]
-    return {format_card(c) for c in np.flatnonzero(seen)}
-
-
-def seen_discards(game) -> set:
-    """Every card discarded face up this hand (seen by both, even if taken back since)."""
-    s = game.state
-    return {format_card(c) for c in np.flatnonzero(s.discarded[0].any(0) | s.passed[0].any(0))}
-
-
-def cards_in(data) -> set:
-    """Every card named anywhere in a JSON-ready structure."""
-    return set(re.findall(r'"([AT2-9JQK][shdc])"', json.dumps(data)))
 
 
 @pytest.mark.parametrize("seat", [0, 1])

@@ -16,8 +16,8 @@ from agents.training.opponents import add_snapshot, make_opponents
 from ginenv import VectorEnv, core
 from ginenv.actions import TAKE_DISCARD
 from ginenv.cards import NUM_CARDS
-from ginenv.rules import Rules
 from ginenv.observation import SCALAR as OBS_SCALAR
+from ginenv.rules import Rules
 
 CPU = torch.device("cpu")
 
@@ -233,7 +233,8 @@ def test_a_hand_kept_alive_by_taking_the_face_up_card_back_and_forth_ends_at_the
         act = np.where(ended, core.SKIP, act)
         stock_before = env.state.stock_pos.copy()
         out = env.step(act)
-        assert (env.state.stock_pos[~out.hand_ended] == stock_before[~out.hand_ended]).all()  # nobody drew from the stock
+        kept = ~out.hand_ended  # nobody drew from the stock
+        assert (env.state.stock_pos[kept] == stock_before[kept]).all()
         assert not (out.terminated & ~ended).any()
         assert (out.rewards[out.truncated] == 0).all()
         ended |= out.truncated

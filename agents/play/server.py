@@ -16,6 +16,8 @@ Endpoints (every body and answer is JSON):
 - ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``.
 - ``GET /api/games/{id}/record`` -> ``{"id", "record"}``: the game's record
   (``agents.play.game.Game.record``).
+- ``GET /api/openapi.json``: this API as an OpenAPI 3.1 document (``agents/play/openapi.json``,
+  written by hand; the tests hold it to the routes and fuzz the server from it).
 
 Games live in SQLite (``--db``, ``agents.play.store``): a reload, a restart or a crash
 loses none, and ``--workers N`` processes on one port share them.
@@ -66,6 +68,7 @@ from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import PRESETS  # noqa: E402
 
 WEB = Path(__file__).resolve().parent / "web"
+OPENAPI = Path(__file__).resolve().parent / "openapi.json"
 MAX_BODY = 4096
 MAX_DEPTH = 4  # the API's bodies are flat objects; deeper JSON is refused before parsing
 #: The create body's keys and the JSON types each may hold.
@@ -212,9 +215,12 @@ def check_options(options: dict, allow_seed: bool) -> dict:
     unknown = sorted(set(options) - set(GAME_KEYS))
     if unknown:
         raise HTTPException(400, f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(GAME_KEYS))}")
+    options = dict(options)
     for key, kind in GAME_KEYS.items():
-        value = options.get(key)
-        if key in options and (isinstance(value, bool) or not isinstance(value, kind)):
+        if key not in options:
+            continue
+        value = options[key] = json_integer(options[key]) if kind is int else options[key]
+        if isinstance(value, bool) or not isinstance(value, kind):
             raise HTTPException(400, f"{key} must be a JSON {'integer' if kind is int else 'string'}, got {value!r}")
     valid = {
         "opponent": ("bot", *BASELINES),
@@ -233,6 +239,14 @@ def check_options(options: dict, allow_seed: bool) -> dict:
         if not 0 <= options["seed"] < 1 << 128:
             raise HTTPException(400, f"seed must be an integer from 0 to 2**128 - 1, got {options['seed']}")
     return options
+
+
+def json_integer(value):
+    """``value`` as an ``int`` if JSON Schema calls it an integer (``4`` or ``4.0``: a
+    number with no fraction), else unchanged (and refused by the caller's type check)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def json_depth(body: bytes) -> int:
@@ -330,7 +344,7 @@ def make_app(
             raise HTTPException(400, 'the body must be {"action": <action id>}')
         async with games.lock(gid):  # one move at a time per game (across processes: the store's version)
             try:
-                game, bot_moves = await run_in_threadpool(games.move, gid, data["action"])
+                game, bot_moves = await run_in_threadpool(games.move, gid, json_integer(data["action"]))
             except ValueError as e:  # nothing applied: the game as it stands names the legal moves
                 legal = (await run_in_threadpool(games.get, gid))[0].legal_actions()
                 return JSONResponse({"error": str(e), "legal_actions": legal}, status_code=422)
@@ -345,7 +359,7 @@ def make_app(
             return JSONResponse({"hint": await run_in_threadpool(hint, game, games.hinter)})
 
     async def error(request: Request, exc: HTTPException):
-        return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)  # 405: Allow
 
     async def page(request: Request):
         return FileResponse(WEB / "index.html")
@@ -359,9 +373,13 @@ def make_app(
     async def favicon(request: Request):
         return FileResponse(WEB / "favicon.ico", media_type="image/x-icon")
 
+    async def openapi(request: Request):
+        return FileResponse(OPENAPI, media_type="application/json")
+
     routes = [
         Route("/", page),
         Route("/favicon.ico", favicon),
+        Route("/api/openapi.json", openapi, methods=["GET"]),
         Route("/api/text/{lang}", text, methods=["GET"]),
         Route("/api/games", create, methods=["POST"]),
         Route("/api/games/{gid}", show, methods=["GET"]),
