@@ -46,7 +46,7 @@ from agents.training.stopping import StopSignal  # noqa: E402
 
 STOP = StopSignal(caught=EARLY_SIGNALS) if __name__ == "__main__" else None
 
-from agents.training.checkpoint import CheckpointError  # noqa: E402
+from agents.training.checkpoint import CheckpointError, CheckpointWriteError  # noqa: E402
 from agents.training.config import make_config  # noqa: E402, F401 - train.make_config, as before
 from agents.training.loop import DEFAULT_CONFIG, train  # noqa: E402
 from agents.training.run import say  # noqa: E402
@@ -87,6 +87,9 @@ def main(argv=None) -> int:
         path = train(config, resume=args.resume, resume_overrides=overrides, time_limit=limit, stop=STOP)
     except CheckpointError as e:
         p.error(f"--resume {args.resume}: {e}" if args.resume and not e.args[0].startswith("init_from") else str(e))
+    except CheckpointWriteError as e:  # a full or read-only disk mid-run: one line, the last good step kept
+        print(f"train.py: error: {e} (python train.py --resume {e.run_dir})", file=sys.stderr, flush=True)
+        return 1
     except ValueError as e:  # an output directory that cannot be written, found before any work
         p.error(str(e))
     if path is not None:

@@ -44,6 +44,8 @@ SLOW_MODULES = {
     "test_docs",
     "test_network",
     "test_picture",
+    "test_api_schema",
+    "test_faults",
 }
 
 

@@ -20,9 +20,11 @@ and reads the trainer's part.
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -46,10 +48,60 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, corrupted or made for another spec."""
 
 
+class CheckpointWriteError(RuntimeError):
+    """A checkpoint that could not be written (a full disk, a read-only one, a folder
+    gone): one line naming the run's folder and the cause, and the last good checkpoint,
+    which stays as it was (nothing half-written is left beside it)."""
+
+    def __init__(self, run_dir: Path, step: int, error: OSError):
+        self.run_dir, self.step, self.error = run_dir, step, error
+        cause = error.strerror or str(error)
+        code = errno.errorcode.get(error.errno or 0)
+        last = _latest_name(run_dir)
+        kept = (
+            f"the last good checkpoint, {run_dir / last}, is kept: resume from {run_dir} once the folder can be written"
+            if last
+            else "no checkpoint of this run was written before"
+        )
+        super().__init__(
+            f"cannot write the checkpoint of update {step} to {run_dir}: {cause}{f' ({code})' if code else ''}; {kept}"
+        )
+
+
+def _latest_name(run_dir: Path) -> str | None:
+    try:
+        name = (run_dir / "LATEST").read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if (run_dir / name).is_dir() else None
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file's or a folder's content (a folder: the names in it) to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write ``text`` and flush it to the disk before anything renames it into place."""
+    with open(path, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    try:
+        _write_text(tmp, text)
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync(path.parent)
 
 
 def _sha256(path: Path) -> str:
@@ -74,10 +126,16 @@ def json_text(data: dict) -> str:
 def _save_tensors(tensors: dict, path: Path) -> str:
     """Write ``tensors`` as safetensors with the usual file mode (the umask's, as for
     the JSON beside it) and return the file's sha256."""
-    save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path))
+    try:
+        save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(path))
+    except SafetensorError as e:  # its writer's I/O errors, as the OSError they are ("os error 28")
+        code = re.search(r"os error (\d+)", str(e))
+        code = int(code.group(1)) if code else errno.EIO
+        raise OSError(code, os.strerror(code), str(path)) from e
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(path, 0o666 & ~umask)
+    _fsync(path)
     return _sha256(path)
 
 
@@ -104,27 +162,38 @@ def save_checkpoint(
 ) -> Path:
     """Write ``run_dir/step_<step>/`` atomically and point ``run_dir/LATEST`` at it.
 
-    The step is written under a temporary name and renamed into place; a step of the
-    same number already there is first moved aside and deleted only after, so a kill at
-    any moment leaves LATEST naming a whole step (``_recover`` puts back one moved
-    aside). Each JSON file records the sha256 of the weights beside it and of its own
-    content (``json_sha256``)."""
+    The step is written under a temporary name, each file flushed to the disk (fsync),
+    and renamed into place; a step of the same number already there is first moved aside
+    and deleted only after, so a kill or a power cut at any moment leaves LATEST naming a
+    whole step (``_recover`` puts back one moved aside). A write that fails (``OSError``:
+    a full disk, a read-only one) removes what it had written and raises
+    ``CheckpointWriteError`` naming the folder, the cause and the last good checkpoint.
+    Each JSON file records the sha256 of the weights beside it and of its own content
+    (``json_sha256``)."""
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    _recover(run_dir)
     final = run_dir / f"step_{step:010d}"
     tmp = run_dir / f".tmp_{final.name}_{os.getpid()}"
     old = run_dir / f".old_{final.name}"
-    tmp.mkdir()
-    files = {"policy.safetensors": _save_tensors(model.state_dict(), tmp / "policy.safetensors")}
-    (tmp / "policy.json").write_text(json_text({"spec": SPEC, **meta, "sha256": files}))
-    if trainer_tensors is not None:
-        files = {"trainer.safetensors": _save_tensors(trainer_tensors, tmp / "trainer.safetensors")}
-        (tmp / "trainer.json").write_text(json_text({**(trainer_meta or {}), "sha256": files}))
-    if final.exists():
-        os.replace(final, old)
-    os.replace(tmp, final)
-    _atomic_write_text(run_dir / "LATEST", final.name + "\n")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _recover(run_dir)
+        tmp.mkdir()
+        files = {"policy.safetensors": _save_tensors(model.state_dict(), tmp / "policy.safetensors")}
+        _write_text(tmp / "policy.json", json_text({"spec": SPEC, **meta, "sha256": files}))
+        if trainer_tensors is not None:
+            files = {"trainer.safetensors": _save_tensors(trainer_tensors, tmp / "trainer.safetensors")}
+            _write_text(tmp / "trainer.json", json_text({**(trainer_meta or {}), "sha256": files}))
+        _fsync(tmp)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(tmp, final)
+        _fsync(run_dir)
+        _atomic_write_text(run_dir / "LATEST", final.name + "\n")
+    except OSError as e:  # a full or read-only disk: the steps before stay as they were
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old.exists() and not final.exists():
+            os.replace(old, final)
+        raise CheckpointWriteError(run_dir, step, e) from e
     if old.exists():
         shutil.rmtree(old)
     return final
