@@ -214,3 +214,79 @@ def test_a_disk_turned_read_only_under_a_run_stops_it_with_one_line(tmp_path, sm
     assert str(run_dir) in err[-1] and "Read-only file system" in err[-1]
     assert steps_of(run_dir) == [first]
     load_policy(run_dir)
+
+
+# ------------------------------------------------------------- the game server's store
+def server_app(db):
+    from agents import make_agent
+    from agents.play.server import make_app
+    from agents.play.store import GameStore
+
+    return make_app(make_agent("knock_early"), allow_seed=True, creates_per_minute=1e6, store=GameStore(db))
+
+
+def first_legal(state) -> int:
+    return state["legal_actions"][0]["id"]
+
+
+@pytest.mark.parametrize("cause", ["database or disk is full", "attempt to write a readonly database"])
+def test_a_store_write_that_fails_refuses_the_move_with_503_and_keeps_the_game_as_stored(tmp_path, monkeypatch, cause):
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("starlette")
+    import sqlite3
+
+    from conftest import live_server
+
+    from agents.play.store import GameStore
+
+    with live_server(server_app(str(tmp_path / "games.sqlite3"))) as url, httpx.Client(base_url=url) as client:
+        gid = client.post("/api/games", json={"seed": 5, "mode": "hand"}).json()["id"]
+        before = client.get(f"/api/games/{gid}").json()
+
+        def full(*args, **kwargs):
+            raise sqlite3.OperationalError(cause)
+
+        monkeypatch.setattr(GameStore, "save", full)
+        monkeypatch.setattr(GameStore, "create", full)
+        monkeypatch.setattr(GameStore, "expire", full)
+        r = client.post(f"/api/games/{gid}/actions", json={"action": first_legal(before["state"])})
+        assert r.status_code == 503 and cause in r.json()["error"], r.text
+        assert "not applied" in r.json()["error"]
+        assert client.get(f"/api/games/{gid}").json() == before  # as stored: the live game was not kept
+        r = client.post("/api/games", json={"seed": 6})
+        assert r.status_code == 503 and "no game was started" in r.json()["error"]
+        monkeypatch.undo()
+        r = client.post(f"/api/games/{gid}/actions", json={"action": first_legal(before["state"])})
+        assert r.status_code == 200 and r.json()["state"] != before["state"]
+
+
+def test_the_store_on_a_disk_that_fills_up_refuses_the_move_and_loses_nothing(small_disk):
+    """A real full disk under SQLite (a read-only remount is refused while the database
+    is open, so the read-only store is the patched test's)."""
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("starlette")
+    from conftest import live_server
+
+    with live_server(server_app(str(small_disk / "games.sqlite3"))) as url, httpx.Client(base_url=url) as client:
+        gid = client.post("/api/games", json={"seed": 5, "mode": "match"}).json()["id"]
+        state = client.get(f"/api/games/{gid}").json()["state"]
+        for _ in range(3):
+            state = client.post(f"/api/games/{gid}/actions", json={"action": first_legal(state)}).json()["state"]
+        filler = fill(small_disk, 0)
+        refused = 0
+        for _ in range(200):
+            if state["over"]:
+                break
+            stored = client.get(f"/api/games/{gid}").json()
+            r = client.post(f"/api/games/{gid}/actions", json={"action": first_legal(state)})
+            assert r.status_code in (200, 503), r.text
+            if r.status_code == 503:
+                refused += 1
+                assert "cannot be written" in r.json()["error"]
+                assert client.get(f"/api/games/{gid}").json() == stored
+                break
+            state = r.json()["state"]
+        assert refused == 1
+        filler.unlink()
+        r = client.post(f"/api/games/{gid}/actions", json={"action": first_legal(stored["state"])})
+        assert r.status_code == 200, r.text

@@ -28,7 +28,9 @@ for a body that is not the JSON asked for (a key of the wrong type, JSON nested 
 than 4 levels), 422 for an illegal move (the message lists the legal ones; nothing is
 applied), 413 for a body over 4 KB, 429 when one client starts games faster than
 ``--creates-per-minute``, 503 when the server holds ``--max-games`` games (a game with
-no move for ``--idle-minutes`` expires; reading it does not keep it). A refused request
+no move for ``--idle-minutes`` expires; reading it does not keep it) or when its store
+cannot be written (a full or read-only disk: the move or the new game is refused, the
+game stays as stored, reads go on). A refused request
 stores nothing. The bot's moves run in
 a thread pool, one request at a time per game, so one slow game does not stall others.
 """
@@ -110,7 +112,11 @@ class Games:
         if now - self._expired < min(self.idle_seconds / 10, 5.0):
             return
         self._expired = now
-        if self.store.expire(self.idle_seconds):
+        try:
+            expired = self.store.expire(self.idle_seconds)
+        except sqlite3.OperationalError:  # a full or read-only disk: the reads go on, expiry waits
+            return
+        if expired:
             kept = set(self.store.ids())
             self.cache = {g: v for g, v in self.cache.items() if g in kept}
 
@@ -158,7 +164,10 @@ class Games:
 
     def add(self, game: Game, record: dict) -> str:
         gid = secrets.token_urlsafe(9)
-        self.store.create(gid, record, sealed=not game.over)
+        try:
+            self.store.create(gid, record, sealed=not game.over)
+        except sqlite3.OperationalError as e:  # a full or read-only disk
+            raise HTTPException(503, f"the game store cannot be written ({e}): no game was started; try again later")
         self._keep(gid, game, 0)
         return gid
 
@@ -202,7 +211,14 @@ class Games:
             game, record, version = self.get(gid)
             bot_moves = game.play(action)
             moved = {**record, "actions": [*record["actions"], int(action)]}
-            if self.store.save(gid, moved, version, sealed=not game.over):  # the seeds shown once it is over
+            try:
+                saved = self.store.save(gid, moved, version, sealed=not game.over)  # the seeds shown once it is over
+            except sqlite3.OperationalError as e:  # a full or read-only disk: the move is not kept
+                self.cache.pop(gid, None)  # the live game moved on: the stored one is the game
+                raise HTTPException(
+                    503, f"the game store cannot be written ({e}): the move was not applied; try again later"
+                ) from None
+            if saved:
                 self._keep(gid, game, version + 1)
                 return game, bot_moves
             self.cache.pop(gid, None)  # another process moved first: rebuild, try again

@@ -251,7 +251,10 @@ class _Plain:
         return self.db
 
     def __exit__(self, kind, value, tb):
-        self.db.execute("ROLLBACK" if kind else "COMMIT")
+        if kind is None:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite may have rolled back itself (a full disk)
+            self.db.execute("ROLLBACK")
         return False
 
 
