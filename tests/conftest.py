@@ -46,6 +46,7 @@ SLOW_MODULES = {
     "test_picture",
     "test_api_schema",
     "test_faults",
+    "test_soak",
 }
 
 

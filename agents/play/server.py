@@ -167,7 +167,9 @@ class Games:
         try:
             self.store.create(gid, record, sealed=not game.over)
         except sqlite3.OperationalError as e:  # a full or read-only disk
-            raise HTTPException(503, f"the game store cannot be written ({e}): no game was started; try again later")
+            raise HTTPException(
+                503, f"the game store cannot be written ({e}): no game was started; try again later"
+            ) from None
         self._keep(gid, game, 0)
         return gid
 
@@ -565,8 +567,24 @@ def _listener(host: str, port: int):
 
 
 def _worker(settings: dict, host: str, port: int) -> None:
+    """One server process: the app built and warmed up first, then the port bound, so
+    the kernel hands a (re)started worker no connection before it can answer at speed."""
+    app = _app_from_settings(settings)
+    warm_up(app)
     sock = _listener(host, port)
-    uvicorn_server(_app_from_settings(settings), settings).run(sockets=[sock])
+    uvicorn_server(app, settings).run(sockets=[sock])
+
+
+def warm_up(app) -> None:
+    """A throwaway game played a few moves in memory (nothing stored): the imports, the
+    compiled engine and the bot's first moves happen here, not in a client's request."""
+    games = app.state.games
+    game, _ = games.build({"mode": "match"})
+    for _ in range(4):
+        if game.over:
+            break
+        game.play(game.legal_actions()[0]["id"])
+    hint(game, games.hinter) if games.hinter is not None and not game.over else None
 
 
 #: A worker that dies is started again, unless workers died this often in the last minute.
