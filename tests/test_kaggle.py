@@ -154,3 +154,40 @@ def test_the_bundle_refuses_a_module_it_cannot_carry(monkeypatch):
     monkeypatch.setattr(kaggle_export, "AGENT_MODULES", {"agents.training.policy"})
     with pytest.raises(ValueError, match="agents.training.policy imports .* which a Kaggle bundle cannot carry"):
         kaggle_export.modules_to_bundle()
+
+
+def test_an_agent_that_raises_still_plays_a_legal_move_and_logs_it(capsys, caplog):
+    """The arena forfeits a game on an exception or an illegal move: the agent function
+    answers a legal move instead, says so on stderr, and the episode ends normally."""
+    from agents.bridges import kaggle_bot
+
+    class Broken:
+        calls = 0
+
+        def act(self, obs, mask):
+            Broken.calls += 1
+            if Broken.calls % 3 == 0:
+                raise RuntimeError("boom")
+            return int(mask[0].nonzero()[0][0])
+
+    class Illegal:
+        def act(self, obs, mask):
+            return int((~mask[0]).nonzero()[0][0])  # a move that is not legal
+
+    before = len(kaggle_bot.FALLBACKS)
+    env = ke.make("open_spiel_gin_rummy", configuration={"includeLegalActions": True, "seed": 5}, debug=True)
+    steps = env.run([kaggle_bot.kaggle_agent(Broken()), "random"])
+    assert all(s["status"] == "DONE" for s in steps[-1]), [s["status"] for s in steps[-1]]
+    taken = kaggle_bot.FALLBACKS[before:]
+    assert taken and all(kind == "RuntimeError" and msg == "boom" for kind, msg, _ in taken)
+    assert "ginbot: the agent raised RuntimeError: boom; playing legal action" in capsys.readouterr().err
+    before = len(kaggle_bot.FALLBACKS)
+    env = ke.make("open_spiel_gin_rummy", configuration={"includeLegalActions": True, "seed": 6}, debug=True)
+    steps = env.run(["random", kaggle_bot.kaggle_agent(Illegal())])
+    assert all(s["status"] == "DONE" for s in steps[-1]) and len(steps) > 10
+    assert kaggle_bot.FALLBACKS[before:] and all(k == "ValueError" for k, _, _ in kaggle_bot.FALLBACKS[before:])
+    assert "INVALID ACTION" not in caplog.text  # what the arena logs (and forfeits) for an illegal move
+    # a state that cannot be read: the observation's legal actions
+    assert kaggle_bot.kaggle_agent(Broken())({"serializedGameAndState": "garbage", "legalActions": [7, 9]}) == {
+        "submission": 7
+    }
