@@ -103,14 +103,15 @@ def main(argv=None) -> int:
     p.add_argument("checkpoint", nargs="?", default=str(ROOT / "checkpoints" / "champion"))
     p.add_argument("--submission", default=None, help="an unpacked submission folder (instead of exporting)")
     p.add_argument("--games", type=int, default=10_000)
+    p.add_argument("--first", type=int, default=0, help="the first game's number (its seed): to split a run")
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
-    if not 1 <= args.games <= 10**6 or not 1 <= args.processes <= 64:
-        p.error("--games 1..10**6, --processes 1..64")
+    if not 1 <= args.games <= 10**6 or not 1 <= args.processes <= 64 or not 0 <= args.first < 2**31:
+        p.error("--games 1..10**6, --processes 1..64, --first 0..2**31-1")
     folder = Path(args.submission) if args.submission else export(args.checkpoint)
     size = -(-args.games // args.processes)
-    jobs = [(str(folder), k, min(size, args.games - k)) for k in range(0, args.games, size)]
+    jobs = [(str(folder), args.first + k, min(size, args.games - k)) for k in range(0, args.games, size)]
     start = time.time()
     if args.processes == 1:
         parts = [play_chunk(job) for job in jobs]
@@ -125,7 +126,9 @@ def main(argv=None) -> int:
             not_done[k] = not_done.get(k, 0) + n
     rewards = {k: [r for part in parts for r in part["rewards"][k]] for k in ("random", "self")}
     figures = {
+        "first": args.first,
         "games": sum(part["games"] for part in parts),
+        "times_ms": [round(1000 * t, 2) for t in times],
         "steps": sum(part["steps"] for part in parts),
         "seconds": round(seconds, 1),
         "not_done": not_done,
