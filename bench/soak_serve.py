@@ -45,6 +45,7 @@ from agents import SHIPPED  # noqa: E402
 
 TARGET_P99_MS = 200.0
 TARGET_MEMORY_GROWTH = 0.10
+AFTER_KILL_S = 15.0  # a kill's window: the requests that end this long after it
 
 
 def free_port() -> int:
@@ -199,6 +200,7 @@ async def soak(args) -> dict:
             time.sleep(0.1)
         await asyncio.sleep(2.0)  # every worker up and serving
         stats = Stats()
+        cpu = time.process_time()
         start = time.monotonic()
         end = start + args.seconds
 
@@ -227,6 +229,7 @@ async def soak(args) -> dict:
             watch(), *(player(k, url, end, stats, args.think_ms / 1000, args.seed) for k in range(args.clients))
         )
         seconds = time.monotonic() - start
+        client_cpu = time.process_time() - cpu
         lost, changed = await verify(url, stats)
     finally:
         server.send_signal(signal.SIGTERM)
@@ -237,6 +240,8 @@ async def soak(args) -> dict:
     everything = [s for _, _, s in stats.latency]
     moves = [s for kind, _, s in stats.latency if kind == "move"]
     slowest = sorted(stats.latency, key=lambda x: -x[2])[:5]
+    kill_times = [start + t for t, _ in kills]
+    calm = [d for _, t, d in stats.latency if not any(0 <= t - k < AFTER_KILL_S for k in kill_times)]
     workers = []
     for pid, m in memory.items():
         growth = None if m["minute"] is None else (m["end"] - m["minute"]) / m["minute"]
@@ -254,6 +259,9 @@ async def soak(args) -> dict:
         "p50_ms": 1000 * percentile(everything, 0.5),
         "p99_ms": 1000 * percentile(everything, 0.99),
         "max_ms": 1000 * max(everything, default=float("nan")),
+        "p99_calm_ms": 1000 * percentile(calm, 0.99),
+        "calm_requests": len(calm),
+        "client_cpu_s": round(client_cpu, 1),
         "move_p50_ms": 1000 * percentile(moves, 0.5),
         "move_p99_ms": 1000 * percentile(moves, 0.99),
         "status": {str(k): v for k, v in sorted(stats.status.items())},
@@ -279,6 +287,11 @@ def report(r: dict) -> list:
     print(
         f"latency: p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, max {r['max_ms']:.0f} ms "
         f"(moves: p50 {r['move_p50_ms']:.1f} ms, p99 {r['move_p99_ms']:.1f} ms)"
+    )
+    print(
+        f"p99 outside the {AFTER_KILL_S:g} s after each kill: {r['p99_calm_ms']:.1f} ms "
+        f"({r['calm_requests']} requests); "
+        f"the clients' own CPU: {r['client_cpu_s']:.0f} s of {r['seconds']:.0f} s (on the same machine)"
     )
     print(f"connections cut by the kills: {sum(r['connection_errors'].values())} {r['connection_errors'] or ''}")
     print(

@@ -291,6 +291,22 @@ def test_games_are_bounded_and_idle_ones_expire():
     assert games.store.count() == 0
 
 
+def test_the_live_games_in_memory_are_bounded_least_recently_used_first():
+    """However many games the store holds, at most ``cache_games`` stay live in memory
+    (the soak showed a worker's memory growing with every game it served); one dropped
+    is rebuilt from its record, the same game."""
+    pytest.importorskip("starlette")
+    from agents.play.server import Games
+
+    games = Games(make_agent("knock_early"), max_games=50, allow_seed=True, cache_games=3)
+    ids = [games.add(*games.build({"seed": k})) for k in range(3)]
+    games.get(ids[0])  # used: now the most recent
+    ids += [games.add(*games.build({"seed": 3}))]
+    assert list(games.cache) == [ids[2], ids[0], ids[3]]  # ids[1] went, the least recently used
+    view = Game(make_agent("knock_early"), "standard", "match", 1, 0).view()
+    assert games.get(ids[1])[0].view() == view and len(games.cache) == 3  # rebuilt, another one dropped
+
+
 # ---------------------------------------------------------------- the page
 CHROMIUM_FLAGS = [
     "--headless",

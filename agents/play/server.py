@@ -83,7 +83,10 @@ class Games:
     seen its latest move (a restart, another worker), so any process may serve any game.
     Bounded in number; a game with no move for ``idle_seconds`` expires (reading it does
     not keep it alive). Creates are rate-limited per client (``creates_per_minute``, a
-    token bucket holding a burst of ``burst``), so one client cannot fill the server."""
+    token bucket holding a burst of ``burst``), so one client cannot fill the server. At
+    most ``cache_games`` live games stay in memory (the least recently used goes first and
+    is rebuilt from its record when asked for again), so the memory of a process stays
+    flat however many games the store holds."""
 
     def __init__(
         self,
@@ -95,12 +98,14 @@ class Games:
         creates_per_minute: float = 30.0,
         burst: int = 10,
         store: GameStore | None = None,
+        cache_games: int = 256,
     ):
         self.bot, self.max_games, self.idle_seconds = bot, max_games, idle_seconds
         self.allow_seed, self.rate, self.burst = allow_seed, creates_per_minute / 60.0, burst
         self.hinter = hint_policy(bot)
         self.store = store if store is not None else GameStore(":memory:")
-        self.cache: dict = {}  # id -> (Game, the version of its record it reflects)
+        self.cache: dict = {}  # id -> (Game, the version of its record it reflects), least recently used first
+        self.cache_games = min(max_games, cache_games)
         self.locks: dict = {}  # id -> asyncio.Lock: one request at a time per game here
         self.buckets: dict = {}  # client -> (tokens, when)
         self._expired = float("-inf")  # when expire last ran
@@ -174,8 +179,9 @@ class Games:
         return gid
 
     def _keep(self, gid: str, game: Game, version: int) -> None:
-        self.cache[gid] = (game, version)
-        while len(self.cache) > self.max_games:  # the oldest live game goes; its record stays
+        self.cache.pop(gid, None)
+        self.cache[gid] = (game, version)  # the newest last: the cache is least recently used first
+        while len(self.cache) > self.cache_games:  # the least recently used live game goes; its record stays
             self.cache.pop(next(iter(self.cache)))
 
     def clear(self) -> None:
@@ -201,6 +207,7 @@ class Games:
         record, version = row
         cached = self.cache.get(gid)
         if cached is not None and cached[1] == version:
+            self.cache[gid] = self.cache.pop(gid)  # used now
             return cached[0], record, version
         game = self.rebuild(record)
         self._keep(gid, game, version)
