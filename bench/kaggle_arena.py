@@ -80,6 +80,8 @@ def play_chunk(job: tuple) -> dict:
                 key = f"seat {k} ({'ours' if agents[k] is timed else 'random'}): {s['status']}"
                 out["not_done"][key] = out["not_done"].get(key, 0) + 1
         out["rewards"][opponent].append(last[seat]["reward"])
+        if out["games"] % 500 == 0:
+            print(f"  games {first}..{g}: {out['games']} played, {len(times)} moves timed", flush=True)
     out["invalid_reports"] = counter.count
     out["fallbacks"] = [list(f) for f in fallbacks]
     out["times"] = times

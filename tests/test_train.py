@@ -574,6 +574,7 @@ def test_a_short_oklahoma_run_does_not_fall_into_the_stalling_loop(tmp_path):
         "rules=oklahoma",
         "architecture=belief",
         "knock_ent_coef=1.0",
+        "deadwood_shaping=2.0",
         "num_envs=256",
         "total_decisions=400000",
         "eval_every=1000",
