@@ -240,11 +240,10 @@ def check_options(options: dict, allow_seed: bool) -> dict:
     unknown = sorted(set(options) - set(GAME_KEYS))
     if unknown:
         raise HTTPException(400, f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(GAME_KEYS))}")
-    options = dict(options)
     for key, kind in GAME_KEYS.items():
         if key not in options:
             continue
-        value = options[key] = json_integer(options[key]) if kind is int else options[key]
+        value = options[key]
         if isinstance(value, bool) or not isinstance(value, kind):
             raise HTTPException(400, f"{key} must be a JSON {'integer' if kind is int else 'string'}, got {value!r}")
     valid = {
@@ -264,14 +263,6 @@ def check_options(options: dict, allow_seed: bool) -> dict:
         if not 0 <= options["seed"] < 1 << 128:
             raise HTTPException(400, f"seed must be an integer from 0 to 2**128 - 1, got {options['seed']}")
     return options
-
-
-def json_integer(value):
-    """``value`` as an ``int`` if JSON Schema calls it an integer (``4`` or ``4.0``: a
-    number with no fraction), else unchanged (and refused by the caller's type check)."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def json_depth(body: bytes) -> int:
@@ -369,7 +360,7 @@ def make_app(
             raise HTTPException(400, 'the body must be {"action": <action id>}')
         async with games.lock(gid):  # one move at a time per game (across processes: the store's version)
             try:
-                game, bot_moves = await run_in_threadpool(games.move, gid, json_integer(data["action"]))
+                game, bot_moves = await run_in_threadpool(games.move, gid, data["action"])
             except ValueError as e:  # nothing applied: the game as it stands names the legal moves
                 legal = (await run_in_threadpool(games.get, gid))[0].legal_actions()
                 return JSONResponse({"error": str(e), "legal_actions": legal}, status_code=422)
