@@ -582,7 +582,8 @@ def warm_up(app) -> None:
         if game.over:
             break
         game.play(game.legal_actions()[0]["id"])
-    hint(game, games.hinter) if games.hinter is not None and not game.over else None
+    if games.hinter is not None and not game.over:
+        hint(game, games.hinter)
 
 
 #: A worker that dies is started again, unless workers died this often in the last minute.
