@@ -14,9 +14,13 @@ the end-of-match bonuses, the next dealer, auto-reset, the legal mask and the
 observation planes and scalars. What stays numpy: ``init`` with scripted ``decks``,
 ``from_view``'s bookkeeping, and ``scoring.score_hand``'s laid-out melds for display.
 
-``step`` does the moves that do not end a hand in one call; the few games whose move
-ends a hand go to ``finish`` in a second call (once a hand), so a common step pays
-numba's per-call cost once.
+The state is one record array (``core.GAME_DTYPE``: a record per game holding every
+field of ``core.State`` but the legal mask, each a named field), so a step is one call
+of five arguments: the actions, the records, the legal mask before and after, and the
+rule vector. Numba checks and unboxes every argument of a call from Python, about 0.2
+µs each, which the state passed as its 40 arrays one by one paid on every step.
+Booleans are stored as uint8 in the records (numba's records hold no nested booleans);
+``State`` shows them as bool views.
 
 Every function is compiled once and cached on disk (``cache=True``): the first import
 in a fresh install compiles (a few seconds), later processes load the cache.
@@ -51,17 +55,54 @@ _DELTA = DISCARD_DELTA.astype(np.uint8)
 _VALUES = CARD_VALUES.astype(np.int64)
 _NOT = int(NOT_IN_HAND)
 
-# Status of a game in the compiled step: moved, untouched (skipped or finished), or left
-# for ``finish`` (a knock, big gin, or a discard that ends the hand).
-MOVED, UNTOUCHED, FINISH = 0, 1, 2
+# The rule vector (``rule_vector``): the rules and settings the compiled step reads, as
+# int64, by these indices (the first four are ``score_one``'s ``rule``).
+(
+    R_GIN_BONUS,
+    R_BIG_GIN_BONUS,
+    R_UNDERCUT_BONUS,
+    R_TIE_UNDERCUTS,
+    R_MATCH,
+    R_TARGET,
+    R_MAX_HANDS,
+    R_MAX_TURNS,
+    R_SHUTOUT,
+    R_SHUTOUT_BONUS,
+    R_GAME_BONUS,
+    R_LINE_BONUS,
+    R_NEXT_DEALER,
+    R_AUTO_RESET,
+    R_KNOCK_LIMIT,
+    R_OKLAHOMA,
+    R_BIG_GIN,
+) = range(17)
 
 
-def left_for_finish(actions, phase, stock_pos, turn, max_turns) -> np.ndarray:
-    """The games ``step`` left for ``finish`` (their state is as before the step)."""
-    live = (actions != SKIP) & (phase != DONE)
-    knock = ((actions >= _KNOCK) & (actions < _DRAW)) | (actions == _BIG_GIN)
-    ends = (actions < _KNOCK) & ((stock_pos >= NUM_CARDS - DEAD_STOCK) | (turn >= max_turns))
-    return np.flatnonzero(live & (knock | ends))
+def rule_vector(rules, match: bool, auto_reset: bool) -> np.ndarray:
+    """The rule vector of ``rules`` (a ``Rules``) in match or hand mode."""
+    r = rules
+    return np.array(
+        [
+            r.gin_bonus,
+            r.big_gin_bonus,
+            r.undercut_bonus,
+            r.knock_tie == "undercut",
+            match,
+            r.target,
+            r.max_hands,
+            r.max_turns,
+            SHUTOUTS.index(r.shutout),
+            r.shutout_bonus,
+            r.game_bonus,
+            r.line_bonus,
+            NEXT_DEALERS.index(r.next_dealer),
+            auto_reset,
+            r.knock_limit,
+            r.oklahoma,
+            r.big_gin,
+        ],
+        np.int64,
+    )
 
 
 # ------------------------------------------------------------------ meld maths
@@ -261,69 +302,53 @@ def shuffled_deck(seed, key, game_no, hand_no, out):
 
 
 @njit(cache=True)
-def deal(
-    rows,
-    game_seed,
-    game_key,
-    game_no,
-    hand_no,
-    deck,
-    hands,
-    pile,
-    pile_size,
-    pile_mask,
-    deadwood,
-    stock_pos,
-    took,
-    discarded,
-    passed,
-    taken,
-    phase,
-    current,
-    turn,
-    knock_limit,
-    big_gin_ok,
-    after,
-    dealer,
-    rule_knock_limit,
-    oklahoma,
-):
+def _deal_one(g, games, rule, opts):
+    """``core._deal`` from game g's seeds (its dealer set). ``rule``: ``core``'s rule
+    vector (the knock limit and Oklahoma's upcard rule)."""
+    deck, hands, pile, pile_mask, after = games.deck, games.hands, games.pile, games.pile_mask, games.after_discard
+    took, discarded, passed = games.took, games.discarded, games.passed
+    shuffled_deck(games.game_seed[g], games.game_key[g], games.game_no[g], games.hand_no[g], deck[g])
+    nondealer = 1 - games.dealer[g]
+    for c in range(NUM_CARDS):
+        hands[g, 0, c] = False
+        hands[g, 1, c] = False
+        pile[g, c] = -1
+        pile_mask[g, c] = False
+        after[g, c] = _NOT
+        for p in range(2):
+            took[g, p, c] = False
+            discarded[g, p, c] = False
+            passed[g, p, c] = False
+    for i in range(10):  # alternate dealing: the non-dealer first
+        hands[g, nondealer, deck[g, 2 * i]] = True
+        hands[g, 1 - nondealer, deck[g, 2 * i + 1]] = True
+    upcard = deck[g, 20]
+    pile[g, 0] = upcard
+    games.pile_size[g] = 1
+    pile_mask[g, upcard] = True
+    games.deadwood[g, 0] = deadwood_ws(hands[g, 0], opts)
+    games.deadwood[g, 1] = deadwood_ws(hands[g, 1], opts)
+    games.stock_pos[g] = 21
+    games.taken[g] = -1
+    games.phase[g] = OFFER
+    games.current[g] = nondealer
+    games.turn[g] = 0
+    rule_knock_limit = rule[R_KNOCK_LIMIT]
+    if rule[R_OKLAHOMA]:  # the upcard's value; an ace means gin only
+        value = _VALUES[upcard]
+        games.knock_limit[g] = 0 if value == 1 else min(value, rule_knock_limit)
+    else:
+        games.knock_limit[g] = rule_knock_limit
+    games.big_gin_ok[g] = False
+    games.hand_no[g] += 1
+
+
+@njit(cache=True)
+def deal(rows, games, rule):
     """``core._deal`` from the games' seeds, for the games ``rows`` (dealer set)."""
     opts = workspace()
     for g in rows:
-        shuffled_deck(game_seed[g], game_key[g], game_no[g], hand_no[g], deck[g])
-        nondealer = 1 - dealer[g]
-        for c in range(NUM_CARDS):
-            hands[g, 0, c] = False
-            hands[g, 1, c] = False
-            pile[g, c] = -1
-            pile_mask[g, c] = False
-            after[g, c] = _NOT
-            for p in range(2):
-                took[g, p, c] = False
-                discarded[g, p, c] = False
-                passed[g, p, c] = False
-        for i in range(10):  # alternate dealing: the non-dealer first
-            hands[g, nondealer, deck[g, 2 * i]] = True
-            hands[g, 1 - nondealer, deck[g, 2 * i + 1]] = True
-        upcard = deck[g, 20]
-        pile[g, 0] = upcard
-        pile_size[g] = 1
-        pile_mask[g, upcard] = True
-        deadwood[g, 0] = deadwood_ws(hands[g, 0], opts)
-        deadwood[g, 1] = deadwood_ws(hands[g, 1], opts)
-        stock_pos[g] = 21
-        taken[g] = -1
-        phase[g] = OFFER
-        current[g] = nondealer
-        turn[g] = 0
-        if oklahoma:  # the upcard's value; an ace means gin only
-            value = _VALUES[upcard]
-            knock_limit[g] = 0 if value == 1 else min(value, rule_knock_limit)
-        else:
-            knock_limit[g] = rule_knock_limit
-        big_gin_ok[g] = False
-        hand_no[g] += 1
+        _deal_one(g, games, rule, opts)
 
 
 # ------------------------------------------------------------------------ scoring
@@ -477,193 +502,119 @@ def _match_final(run0, run1, won0, won1, played, dead, shutout, shutout_bonus, g
 
 
 @njit(cache=True)
-def finish(
-    rows,
-    actions,
-    hands,
-    deck,
-    stock_pos,
-    pile,
-    pile_size,
-    pile_mask,
-    took,
-    discarded,
-    passed,
-    taken,
-    knock_card,
-    phase,
-    current,
-    dealer,
-    turn,
-    knock_limit,
-    after,
-    big_gin_ok,
-    deadwood,
-    scores,
-    hands_won,
-    hands_played,
-    dead_hands,
-    hand_no,
-    game_no,
-    game_seed,
-    game_key,
-    hand_ended,
-    game_ended,
-    game_truncated,
-    hand_kind,
-    hand_points,
-    last_hands,
-    last_knocker,
-    hand_turns,
-    hand_knock_limit,
-    final_scores,
-    bonus_points,
-    winner,
-    rule,
-):
-    """The moves ``step`` left (knocks, big gin, discards that end a hand): the hand is
-    scored and booked, then the match ends or the next hand is dealt (and with
-    auto-reset a finished game is dealt anew). ``rule``: see ``core._finish_rule``."""
-    match_mode, target, max_hands = rule[4], rule[5], rule[6]
-    shutout, shutout_bonus, game_bonus, line_bonus = rule[8], rule[9], rule[10], rule[11]
-    next_dealer, auto_reset, rule_knock_limit, oklahoma = rule[12], rule[13], rule[14], rule[15]
-    score_rule = rule[:4]
-    one = np.empty(1, np.int64)
-    for g in rows:
-        a = actions[g]
-        p = current[g]
-        pts0 = 0
-        pts1 = 0
-        w = -1
-        if a < _DRAW:  # a discard that ends the hand, or a knock: the card goes on the pile
-            card = a - _DISCARD if a < _KNOCK else a - _KNOCK
-            hands[g, p, card] = False
-            deadwood[g, p] = after[g, card]
-            for c in range(NUM_CARDS):
-                after[g, c] = _NOT
-            pile[g, pile_size[g]] = card
-            pile_mask[g, card] = True
-            pile_size[g] += 1
-            taken[g] = -1
-            big_gin_ok[g] = False
-        if a < _KNOCK:  # dead (the stock is down to two) or truncated (the turn cap)
-            discarded[g, p, a - _DISCARD] = True
-            knock_card[g] = -1
-            kind = DEAD_KIND if stock_pos[g] >= NUM_CARDS - DEAD_STOCK else TRUNCATED_KIND
-            last_knocker[g] = -1
-        else:
-            big = a == _BIG_GIN
-            knock_card[g] = -1 if big else a - _KNOCK
-            kind, _, _, kp, dp = score_one(hands[g, p], hands[g, 1 - p], knock_limit[g], big, score_rule)
-            if p == 0:
-                pts0, pts1 = kp, dp
-            else:
-                pts0, pts1 = dp, kp
-            w = p if kp > 0 else (1 - p if dp > 0 else -1)
-            last_knocker[g] = p
-        # Book the hand.
-        hand_ended[g] = True
-        hand_kind[g] = kind
-        hand_points[g, 0] = pts0
-        hand_points[g, 1] = pts1
+def _finish_one(g, a, games, rule, opts):
+    """A move ``step`` left for the end of a hand (a knock, big gin, or a discard that
+    ends the hand) in game g: the hand is scored and booked, then the match ends or the
+    next hand is dealt (and with auto-reset a finished game is dealt anew)."""
+    hands, after, pile, pile_mask = games.hands, games.after_discard, games.pile, games.pile_mask
+    scores, hands_won = games.scores, games.hands_won
+    p = games.current[g]
+    pts0 = 0
+    pts1 = 0
+    w = -1
+    if a < _DRAW:  # a discard that ends the hand, or a knock: the card goes on the pile
+        card = a - _DISCARD if a < _KNOCK else a - _KNOCK
+        hands[g, p, card] = False
+        games.deadwood[g, p] = after[g, card]
         for c in range(NUM_CARDS):
-            last_hands[g, 0, c] = hands[g, 0, c]
-            last_hands[g, 1, c] = hands[g, 1, c]
-        hand_turns[g] = turn[g]
-        hand_knock_limit[g] = knock_limit[g]
-        scores[g, 0] += pts0
-        scores[g, 1] += pts1
-        if w >= 0:
-            hands_won[g, w] += 1
-        hands_played[g] += 1
-        if kind == DEAD_KIND or kind == TRUNCATED_KIND:
-            dead_hands[g] += 1
-        if match_mode:
-            reached = max(scores[g, 0], scores[g, 1]) >= target
-            cut = not reached and hands_played[g] >= max_hands
-            over = reached or cut
+            after[g, c] = _NOT
+        pile[g, games.pile_size[g]] = card
+        pile_mask[g, card] = True
+        games.pile_size[g] += 1
+        games.taken[g] = -1
+        games.big_gin_ok[g] = False
+    if a < _KNOCK:  # dead (the stock is down to two) or truncated (the turn cap)
+        games.discarded[g, p, a - _DISCARD] = True
+        games.knock_card[g] = -1
+        kind = DEAD_KIND if games.stock_pos[g] >= NUM_CARDS - DEAD_STOCK else TRUNCATED_KIND
+        games.last_knocker[g] = -1
+    else:
+        big = a == _BIG_GIN
+        games.knock_card[g] = -1 if big else a - _KNOCK
+        kind, _, _, kp, dp = score_one(hands[g, p], hands[g, 1 - p], games.knock_limit[g], big, rule[:4])
+        if p == 0:
+            pts0, pts1 = kp, dp
         else:
-            over = True
-            cut = kind == TRUNCATED_KIND
-        if over:
-            game_ended[g] = True
-            game_truncated[g] = cut
-            phase[g] = DONE
-            if match_mode:
-                if cut:
-                    f0, f1, win = scores[g, 0], scores[g, 1], -1
-                else:
-                    f0, f1, win = _match_final(
-                        scores[g, 0],
-                        scores[g, 1],
-                        hands_won[g, 0],
-                        hands_won[g, 1],
-                        hands_played[g],
-                        dead_hands[g],
-                        shutout,
-                        shutout_bonus,
-                        game_bonus,
-                        line_bonus,
-                    )
-                final_scores[g, 0], final_scores[g, 1] = f0, f1
-                bonus_points[g, 0] = f0 - scores[g, 0]
-                bonus_points[g, 1] = f1 - scores[g, 1]
-                winner[g] = win
+            pts0, pts1 = dp, kp
+        w = p if kp > 0 else (1 - p if dp > 0 else -1)
+        games.last_knocker[g] = p
+    # Book the hand.
+    games.hand_ended[g] = True
+    games.hand_kind[g] = kind
+    games.hand_points[g, 0] = pts0
+    games.hand_points[g, 1] = pts1
+    last_hands = games.last_hands
+    for c in range(NUM_CARDS):
+        last_hands[g, 0, c] = hands[g, 0, c]
+        last_hands[g, 1, c] = hands[g, 1, c]
+    games.hand_turns[g] = games.turn[g]
+    games.hand_knock_limit[g] = games.knock_limit[g]
+    scores[g, 0] += pts0
+    scores[g, 1] += pts1
+    if w >= 0:
+        hands_won[g, w] += 1
+    games.hands_played[g] += 1
+    if kind == DEAD_KIND or kind == TRUNCATED_KIND:
+        games.dead_hands[g] += 1
+    if rule[R_MATCH]:
+        reached = max(scores[g, 0], scores[g, 1]) >= rule[R_TARGET]
+        cut = not reached and games.hands_played[g] >= rule[R_MAX_HANDS]
+        over = reached or cut
+    else:
+        over = True
+        cut = kind == TRUNCATED_KIND
+    if over:
+        games.game_ended[g] = True
+        games.game_truncated[g] = cut
+        games.phase[g] = DONE
+        if rule[R_MATCH]:
+            if cut:
+                f0, f1, win = scores[g, 0], scores[g, 1], -1
             else:
-                final_scores[g, 0], final_scores[g, 1] = pts0, pts1
-                winner[g] = w
-            if not auto_reset:
-                continue
-            game_no[g] += 1  # a new game in this slot
-            scores[g, 0] = scores[g, 1] = 0
-            hands_won[g, 0] = hands_won[g, 1] = 0
-            hands_played[g] = 0
-            dead_hands[g] = 0
-            hand_no[g] = 0
-            dealer[g] = first_dealer(game_seed[g], game_key[g], game_no[g])
-        elif w >= 0:  # the next hand's dealer (the same after a dead, truncated or drawn hand)
-            d = dealer[g]
-            if next_dealer == 0:
-                dealer[g] = 1 - d
-            elif next_dealer == 1:
-                dealer[g] = 1 - w
-            else:
-                dealer[g] = w
-        one[0] = g
-        deal(
-            one,
-            game_seed,
-            game_key,
-            game_no,
-            hand_no,
-            deck,
-            hands,
-            pile,
-            pile_size,
-            pile_mask,
-            deadwood,
-            stock_pos,
-            took,
-            discarded,
-            passed,
-            taken,
-            phase,
-            current,
-            turn,
-            knock_limit,
-            big_gin_ok,
-            after,
-            dealer,
-            rule_knock_limit,
-            oklahoma,
-        )
+                f0, f1, win = _match_final(
+                    scores[g, 0],
+                    scores[g, 1],
+                    hands_won[g, 0],
+                    hands_won[g, 1],
+                    games.hands_played[g],
+                    games.dead_hands[g],
+                    rule[R_SHUTOUT],
+                    rule[R_SHUTOUT_BONUS],
+                    rule[R_GAME_BONUS],
+                    rule[R_LINE_BONUS],
+                )
+            games.final_scores[g, 0], games.final_scores[g, 1] = f0, f1
+            games.bonus_points[g, 0] = f0 - scores[g, 0]
+            games.bonus_points[g, 1] = f1 - scores[g, 1]
+            games.winner[g] = win
+        else:
+            games.final_scores[g, 0], games.final_scores[g, 1] = pts0, pts1
+            games.winner[g] = w
+        if not rule[R_AUTO_RESET]:
+            return
+        games.game_no[g] += 1  # a new game in this slot
+        scores[g, 0] = scores[g, 1] = 0
+        hands_won[g, 0] = hands_won[g, 1] = 0
+        games.hands_played[g] = 0
+        games.dead_hands[g] = 0
+        games.hand_no[g] = 0
+        games.dealer[g] = first_dealer(games.game_seed[g], games.game_key[g], games.game_no[g])
+    elif w >= 0:  # the next hand's dealer (the same after a dead, truncated or drawn hand)
+        d = games.dealer[g]
+        if rule[R_NEXT_DEALER] == 0:
+            games.dealer[g] = 1 - d
+        elif rule[R_NEXT_DEALER] == 1:
+            games.dealer[g] = 1 - w
+        else:
+            games.dealer[g] = w
+    _deal_one(g, games, rule, opts)
 
 
 # ------------------------------------------------------------------ the legal mask
 @njit(cache=True)
-def _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
+def _legal_one(g, games, legal):
     """Game g's legal actions into ``legal[g]``, which holds all False."""
-    ph = phase[g]
+    ph = games.phase[g]
     if ph == OFFER:
         legal[g, _TAKE] = True
         legal[g, _PASS] = True
@@ -673,30 +624,23 @@ def _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, 
         legal[g, _DRAW] = True
         legal[g, _TAKE] = True
     elif ph == DISCARD:
-        p = current[g]
-        t = taken[g]
+        hands, after = games.hands, games.after_discard
+        p = games.current[g]
+        t = games.taken[g]
+        limit = games.knock_limit[g]
         for c in range(NUM_CARDS):
             if hands[g, p, c] and c != t:
                 legal[g, _DISCARD + c] = True
-                if after[g, c] <= knock_limit[g]:
+                if after[g, c] <= limit:
                     legal[g, _KNOCK + c] = True
-        legal[g, _BIG_GIN] = big_gin_ok[g]
+        legal[g, _BIG_GIN] = games.big_gin_ok[g]
 
 
 @njit(cache=True)
-def legal_mask(phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
+def legal_mask(games, legal):
     """Every game's legal actions into ``legal`` (B, 108), which holds all False."""
-    for g in range(len(phase)):
-        _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
-
-
-@njit(cache=True)
-def legal_rows(rows, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal):
-    """The legal actions of the games ``rows`` into ``legal``: those rows cleared first."""
-    for g in rows:
-        for a in range(_N):
-            legal[g, a] = False
-        _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
+    for g in range(len(games)):
+        _legal_one(g, games, legal)
 
 
 # ------------------------------------------------------------------------ the step
@@ -716,82 +660,56 @@ def check(actions, phase, legal):
 
 
 @njit(cache=True)
-def _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule, opts):
+def _prepare_discard(g, p, games, big_gin_rule, opts):
     """After a draw: the mover's knock test and, where allowed, big gin."""
+    hands, after = games.hands, games.after_discard
     after_discard_ws(hands[g, p], after[g], opts)
-    big_gin_ok[g] = False
+    games.big_gin_ok[g] = False
     if big_gin_rule:
         least = _NOT
         for c in range(NUM_CARDS):
             if after[g, c] < least:
                 least = after[g, c]
         if least == 0:
-            big_gin_ok[g] = deadwood_ws(hands[g, p], opts) == 0
+            games.big_gin_ok[g] = deadwood_ws(hands[g, p], opts) == 0
 
 
 @njit(cache=True)
-def prepare_rows(rows, players, hands, after, big_gin_ok, big_gin_rule):
+def prepare_rows(rows, players, games, big_gin_rule):
     """``_prepare_discard`` for the games ``rows`` (the mover ``players[g]``)."""
     opts = workspace()
     for g in rows:
-        _prepare_discard(g, players[g], hands, after, big_gin_ok, big_gin_rule, opts)
+        _prepare_discard(g, players[g], games, big_gin_rule, opts)
 
 
 @njit(cache=True)
-def step(
-    actions,
-    legal,
-    hands,
-    deck,
-    stock_pos,
-    pile,
-    pile_size,
-    pile_mask,
-    took,
-    discarded,
-    passed,
-    taken,
-    knock_card,
-    phase,
-    current,
-    dealer,
-    turn,
-    knock_limit,
-    after,
-    big_gin_ok,
-    deadwood,
-    hand_ended,
-    game_ended,
-    game_truncated,
-    hand_points,
-    bonus_points,
-    legal_before,
-    max_turns,
-    big_gin_rule,
-):
-    """One action per game, in place, for the moves that do not end a hand, and the new
-    legal mask of every game not left for ``finish`` into ``legal`` (all False on entry). The
-    games left for ``finish`` (a knock, big gin, or a discard that ends the hand) are
-    untouched, so ``left_for_finish`` finds them afterwards. Returns how many
-    there are, or ``-1 - g`` for the first game g whose action is not legal (then nothing
-    is changed)."""
+def step(actions, games, legal_before, legal, rule):
+    """One action per game, in place: draws, the upcard offer, discards, and the moves
+    that end a hand (a knock, big gin, or a discard that leaves the stock dead or reaches
+    the turn cap: scored, booked, the next hand dealt, or the match ended and with
+    auto-reset dealt anew). The new legal mask of every game goes into ``legal`` (all
+    False on entry). Returns 0, or ``-1 - g`` for the first game g whose action is not
+    legal under ``legal_before`` (then nothing is changed). ``rule``: ``rule_vector``."""
+    phase = games.phase
     bad = check(actions, phase, legal_before)
     if bad >= 0:
         return -1 - bad
     opts = workspace()
-    status = np.empty(len(actions), np.int8)
-    left = 0
+    hands, deck, pile, pile_mask, after = games.hands, games.deck, games.pile, games.pile_mask, games.after_discard
+    stock_pos, pile_size, taken, current, turn = games.stock_pos, games.pile_size, games.taken, games.current, games.turn
+    hand_points, bonus_points = games.hand_points, games.bonus_points
+    max_turns, big_gin_rule = rule[R_MAX_TURNS], rule[R_BIG_GIN]
     for g in range(len(actions)):
-        hand_ended[g] = False
-        game_ended[g] = False
-        game_truncated[g] = False
+        games.hand_ended[g] = False
+        games.game_ended[g] = False
+        games.game_truncated[g] = False
         hand_points[g, 0] = 0
         hand_points[g, 1] = 0
         bonus_points[g, 0] = 0
         bonus_points[g, 1] = 0
         a = actions[g]
         if a == SKIP or phase[g] == DONE:
-            status[g] = UNTOUCHED
+            _legal_one(g, games, legal)
             continue
         p = current[g]
         if a == _DRAW or a == _TAKE:
@@ -805,86 +723,56 @@ def step(
                 pile[g, top] = -1
                 pile_size[g] -= 1
                 pile_mask[g, card] = False
-                took[g, p, card] = True
+                games.took[g, p, card] = True
                 taken[g] = card
             hands[g, p, card] = True
             turn[g] += 1
             phase[g] = DISCARD
-            _prepare_discard(g, p, hands, after, big_gin_ok, big_gin_rule, opts)
-            status[g] = MOVED
+            _prepare_discard(g, p, games, big_gin_rule, opts)
         elif a == _PASS:
             upcard = pile[g, 0]
-            passed[g, p, upcard] = True
-            if p != dealer[g]:  # the non-dealer passed: the dealer is offered the upcard
-                current[g] = dealer[g]
+            games.passed[g, p, upcard] = True
+            dealer = games.dealer[g]
+            if p != dealer:  # the non-dealer passed: the dealer is offered the upcard
+                current[g] = dealer
                 phase[g] = OFFER
             else:
-                current[g] = 1 - dealer[g]
+                current[g] = 1 - dealer
                 phase[g] = FORCED_DRAW
-            status[g] = MOVED
-        elif a < _KNOCK:
-            dead = stock_pos[g] >= NUM_CARDS - DEAD_STOCK
-            if dead or turn[g] >= max_turns:  # the hand ends: booked by finish
-                status[g] = FINISH
-                left += 1
-                continue
+        elif a < _KNOCK and stock_pos[g] < NUM_CARDS - DEAD_STOCK and turn[g] < max_turns:
             card = a - _DISCARD
             hands[g, p, card] = False
-            deadwood[g, p] = after[g, card]
+            games.deadwood[g, p] = after[g, card]
             for c in range(NUM_CARDS):
                 after[g, c] = _NOT
             pile[g, pile_size[g]] = card
             pile_mask[g, card] = True
             pile_size[g] += 1
             taken[g] = -1
-            big_gin_ok[g] = False
-            discarded[g, p, card] = True
-            knock_card[g] = -1
+            games.big_gin_ok[g] = False
+            games.discarded[g, p, card] = True
+            games.knock_card[g] = -1
             current[g] = 1 - p
             phase[g] = DRAW
-            status[g] = MOVED
-        else:  # a knock or big gin: scored by finish
-            status[g] = FINISH
-            left += 1
-    for g in range(len(actions)):
-        if status[g] != FINISH:
-            _legal_one(g, phase, current, hands, taken, after, knock_limit, big_gin_ok, legal)
-    return left
+        else:  # a knock, big gin, or a discard that ends the hand
+            _finish_one(g, a, games, rule, opts)
+        _legal_one(g, games, legal)
+    return 0
 
 
 # ------------------------------------------------------------------ observations
 @njit(cache=True)
-def observe(
-    out,
-    me_of,
-    perfect,
-    hands,
-    pile,
-    pile_size,
-    pile_mask,
-    took,
-    discarded,
-    passed,
-    taken,
-    phase,
-    current,
-    dealer,
-    turn,
-    knock_limit,
-    after,
-    big_gin_ok,
-    deadwood,
-    scores,
-    stock_pos,
-    target,
-    gin_bonus,
-    undercut_bonus,
-    big_gin_rule,
-    max_turns,
-    scales,
-):
+def observe(out, me_of, perfect, games, rule, scales):
     """``observation.observe`` for every game: ``out`` (B, size) float32 filled.
-    ``scales``: stock, deadwood, target, knock limit, gin bonus, undercut bonus, take best."""
+    ``rule``: ``rule_vector``; ``scales``: stock, deadwood, target, knock limit, gin
+    bonus, undercut bonus, take best."""
+    hands, pile, pile_size, pile_mask = games.hands, games.pile, games.pile_size, games.pile_mask
+    took, discarded, passed, taken = games.took, games.discarded, games.passed, games.taken
+    phase, current, dealer, turn = games.phase, games.current, games.dealer, games.turn
+    knock_limit, after, big_gin_ok, deadwood = games.knock_limit, games.after_discard, games.big_gin_ok, games.deadwood
+    scores, stock_pos = games.scores, games.stock_pos
+    target, gin_bonus, undercut_bonus = rule[R_TARGET], rule[R_GIN_BONUS], rule[R_UNDERCUT_BONUS]
+    big_gin_rule, max_turns = rule[R_BIG_GIN], rule[R_MAX_TURNS]
     n_planes = 9 + perfect
     look = np.empty(NUM_CARDS, np.uint8)
     with_top = np.empty(NUM_CARDS, np.bool_)

@@ -39,7 +39,6 @@ by searching a 64-bit space (``agents``' games against a person use such seeds).
 from __future__ import annotations
 
 import dataclasses
-import operator
 import os
 from dataclasses import dataclass
 
@@ -188,12 +187,92 @@ def _check_uint64s(values, name: str, b: int) -> np.ndarray:
     return np.array(flat, dtype=_U64).reshape(b)
 
 
+#: The layout of a game's state, owned here: each array field of ``State`` but the
+#: legal mask (``_legal``, made anew by every step), its dtype, its shape in one game, and
+#: its value in a fresh state. All of them live in one record per game (``GAME_DTYPE``,
+#: the widest fields first), and ``State``'s fields are named views of that one array
+#: (``State._games``): the compiled engine takes the whole state as one argument.
+_LAYOUT = (
+    ("_game_seed", np.uint64, (), 0),
+    ("_game_key", np.uint64, (), 0),
+    ("scores", np.int32, (2,), 0),
+    ("hand_points", np.int32, (2,), 0),
+    ("final_scores", np.int32, (2,), 0),
+    ("bonus_points", np.int32, (2,), 0),
+    ("hand_no", np.int32, (), 0),
+    ("game_no", np.int32, (), 0),
+    ("turn", np.int16, (), 0),
+    ("_deadwood", np.int16, (2,), 0),
+    ("hands_won", np.int16, (2,), 0),
+    ("hands_played", np.int16, (), 0),
+    ("dead_hands", np.int16, (), 0),
+    ("hand_turns", np.int16, (), 0),
+    ("_hands", bool, (2, NUM_CARDS), 0),
+    ("_deck", np.int8, (NUM_CARDS,), 0),
+    ("pile", np.int8, (NUM_CARDS,), -1),
+    ("pile_mask", bool, (NUM_CARDS,), 0),
+    ("took", bool, (2, NUM_CARDS), 0),
+    ("discarded", bool, (2, NUM_CARDS), 0),
+    ("passed", bool, (2, NUM_CARDS), 0),
+    ("_after_discard", np.uint8, (NUM_CARDS,), melds.NOT_IN_HAND),
+    ("last_hands", bool, (2, NUM_CARDS), 0),
+    ("stock_pos", np.int8, (), 0),
+    ("pile_size", np.int8, (), 0),
+    ("taken", np.int8, (), -1),
+    ("knock_card", np.int8, (), -1),
+    ("phase", np.int8, (), 0),
+    ("current", np.int8, (), 0),
+    ("dealer", np.int8, (), 0),
+    ("knock_limit", np.int8, (), 0),
+    ("_big_gin_ok", bool, (), 0),
+    ("hand_ended", bool, (), 0),
+    ("game_ended", bool, (), 0),
+    ("game_truncated", bool, (), 0),
+    ("hand_kind", np.int8, (), NONE),
+    ("last_knocker", np.int8, (), -1),
+    ("hand_knock_limit", np.int8, (), 0),
+    ("winner", np.int8, (), -1),
+)
+#: One game's record: the fields of ``_LAYOUT`` without their leading underscore,
+#: booleans as uint8 (numba's records hold no nested booleans; the views are bool).
+GAME_DTYPE = np.dtype(
+    [(name.lstrip("_"), np.uint8 if dtype is bool else dtype, shape) for name, dtype, shape, _ in _LAYOUT],
+    align=True,
+)
+#: Every array field of ``State``, the ones a saved state holds (``State.arrays``).
+ARRAY_FIELDS = tuple(name for name, *_ in _LAYOUT) + ("_legal",)
+
+
+def _new_games_array(b: int) -> np.ndarray:
+    """``b`` records of a fresh state (every field at its ``_LAYOUT`` start value)."""
+    games = np.zeros(b, GAME_DTYPE)
+    for name, _, _, start in _LAYOUT:
+        if start:
+            games[name.lstrip("_")] = start
+    return games
+
+
+def _state_of(rules: Rules, mode: str, auto_reset: bool, games: np.ndarray, legal: np.ndarray) -> State:
+    """The State over the records ``games`` (kept, not copied) and the mask ``legal``."""
+    views = {}
+    for name, dtype, _, _ in _LAYOUT:
+        v = games[name.lstrip("_")]
+        views[name] = v.view(np.bool_) if dtype is bool else v
+    legal.flags.writeable = False  # read-only like every engine-made mask
+    return State(rules=rules, mode=mode, auto_reset=auto_reset, _legal=legal, _games=games, **views)
+
+
 @dataclass
 class State:
     """B games. Every field is a ``(B, ...)`` numpy array.
 
     Fields starting with ``_`` are private: no player may see them whole (each player
     sees its own row of ``_hands``). The rest is public table knowledge or bookkeeping.
+
+    Every array field but ``_legal`` is a view of one record array, ``_games``
+    (``GAME_DTYPE``, one record per game): write into the fields (``s.phase[g] = ...``),
+    never rebind them. ``copy``, ``select``, ``with_arrays`` and pickling keep the views
+    on their records.
     """
 
     rules: Rules
@@ -240,6 +319,7 @@ class State:
     final_scores: np.ndarray  # (B, 2) int32: totals with bonuses of a game that ended (match mode)
     bonus_points: np.ndarray  # (B, 2) int32: end-of-match bonuses awarded in this step
     winner: np.ndarray  # (B,) int8: winner of a game that ended: 0, 1, or -1 (draw / none)
+    _games: np.ndarray = dataclasses.field(default=None, repr=False)  # (B,) GAME_DTYPE: the fields above
 
     @property
     def batch_size(self) -> int:
@@ -254,44 +334,33 @@ class State:
         return self.phase == DONE
 
     def copy(self) -> State:
-        out = dataclasses.replace(
-            self,
-            **{
-                f.name: getattr(self, f.name).copy()
-                for f in dataclasses.fields(self)
-                if isinstance(getattr(self, f.name), np.ndarray)
-            },
-        )
-        out._legal.flags.writeable = False  # read-only like every engine-made mask
-        return out
+        return _state_of(self.rules, self.mode, self.auto_reset, self._games.copy(), self._legal.copy())
 
     def arrays(self) -> dict:
         """Every array field by name, private ones included (to save a state whole)."""
-        return {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if isinstance(getattr(self, f.name), np.ndarray)
-        }
+        return {name: getattr(self, name) for name in ARRAY_FIELDS}
 
     def with_arrays(self, arrays: dict) -> State:
         """A copy with every array field taken from ``arrays`` (``arrays()`` of a state of
         the same batch size); a missing or unknown name, or a shape that differs, is a
         ``ValueError``."""
-        mine = self.arrays()
-        missing, unknown = sorted(set(mine) - set(arrays)), sorted(set(arrays) - set(mine))
+        missing, unknown = sorted(set(ARRAY_FIELDS) - set(arrays)), sorted(set(arrays) - set(ARRAY_FIELDS))
         if missing or unknown:
             raise ValueError(
                 f"state arrays do not match State's fields: missing {missing or 'none'}, unknown {unknown or 'none'}"
             )
-        out = {}
-        for name, old in mine.items():
-            new = np.asarray(arrays[name])
-            if new.shape != old.shape:
-                raise ValueError(f"state array {name} has shape {new.shape}, expected {old.shape}")
-            out[name] = new.astype(old.dtype, copy=True)
-        s = dataclasses.replace(self, **out)
-        s._legal.flags.writeable = False
-        return s
+        for name in ARRAY_FIELDS:
+            shape, want = np.shape(arrays[name]), getattr(self, name).shape
+            if shape != want:
+                raise ValueError(f"state array {name} has shape {shape}, expected {want}")
+        out = _state_of(
+            self.rules, self.mode, self.auto_reset, np.zeros(self.batch_size, GAME_DTYPE), np.zeros_like(self._legal)
+        )
+        for name, dtype, _, _ in _LAYOUT:
+            getattr(out, name)[...] = np.asarray(arrays[name]).astype(dtype)
+        out = dataclasses.replace(out, _legal=np.asarray(arrays["_legal"]).astype(bool, copy=True))
+        out._legal.flags.writeable = False
+        return out
 
     def select(self, games) -> State:
         """A new State of the games ``games`` (indices 0 .. B-1, repeats allowed; arrays
@@ -303,16 +372,27 @@ class State:
         if idx.size and (idx.min() < 0 or idx.max() >= b):
             raise ValueError(f"games must be game indices from 0 to {b - 1} (a batch of {b}); got {idx.tolist()}")
         idx = idx.astype(np.int64)
-        out = dataclasses.replace(
-            self,
-            **{
-                f.name: getattr(self, f.name)[idx]
-                for f in dataclasses.fields(self)
-                if isinstance(getattr(self, f.name), np.ndarray)
-            },
-        )
-        out._legal.flags.writeable = False
-        return out
+        return _state_of(self.rules, self.mode, self.auto_reset, self._games[idx], self._legal[idx])
+
+    def __getstate__(self) -> dict:
+        """Pickled as its records and mask (the views are made anew on loading)."""
+        return {
+            "rules": self.rules,
+            "mode": self.mode,
+            "auto_reset": self.auto_reset,
+            "_games": self._games,
+            "_legal": self._legal,
+        }
+
+    def __setstate__(self, d: dict) -> None:
+        legal = np.array(d["_legal"])
+        if d.get("_games") is None:  # pickled as separate arrays (before the records)
+            blank = np.zeros(len(legal), GAME_DTYPE)
+            s = _state_of(d["rules"], d["mode"], d["auto_reset"], blank, legal)
+            s = s.with_arrays({name: d[name] for name in ARRAY_FIELDS})
+        else:
+            s = _state_of(d["rules"], d["mode"], d["auto_reset"], d["_games"], legal)
+        self.__dict__.update(s.__dict__)
 
     def stock(self, game: int) -> np.ndarray:
         """The stock of one game, top card first (private)."""
@@ -381,51 +461,9 @@ def init(
     else:
         seeds = _check_uint64s(game_seeds_, "game_seeds_", b)
         keys = np.zeros(b, _U64) if game_keys_ is None else _check_uint64s(game_keys_, "game_keys_", b)
-    state = State(
-        rules=rules,
-        mode=mode,
-        auto_reset=auto_reset,
-        _hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        _deck=_zeros(b, NUM_CARDS, dtype=np.int8),
-        stock_pos=_zeros(b, dtype=np.int8),
-        pile=np.full((b, NUM_CARDS), -1, np.int8),
-        pile_size=_zeros(b, dtype=np.int8),
-        pile_mask=_zeros(b, NUM_CARDS, dtype=bool),
-        took=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        discarded=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        passed=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        taken=np.full(b, -1, np.int8),
-        knock_card=np.full(b, -1, np.int8),
-        phase=_zeros(b, dtype=np.int8),
-        current=_zeros(b, dtype=np.int8),
-        dealer=_zeros(b, dtype=np.int8),
-        turn=_zeros(b, dtype=np.int16),
-        knock_limit=_zeros(b, dtype=np.int8),
-        _after_discard=np.full((b, NUM_CARDS), melds.NOT_IN_HAND, np.uint8),
-        _big_gin_ok=_zeros(b, dtype=bool),
-        _legal=_zeros(b, A.NUM_ACTIONS, dtype=bool),
-        _deadwood=_zeros(b, 2, dtype=np.int16),
-        scores=_zeros(b, 2, dtype=np.int32),
-        hands_won=_zeros(b, 2, dtype=np.int16),
-        hands_played=_zeros(b, dtype=np.int16),
-        dead_hands=_zeros(b, dtype=np.int16),
-        hand_no=_zeros(b, dtype=np.int32),
-        game_no=_zeros(b, dtype=np.int32),
-        _game_seed=seeds,
-        _game_key=keys,
-        hand_ended=_zeros(b, dtype=bool),
-        game_ended=_zeros(b, dtype=bool),
-        game_truncated=_zeros(b, dtype=bool),
-        hand_kind=np.full(b, NONE, np.int8),
-        hand_points=_zeros(b, 2, dtype=np.int32),
-        last_hands=_zeros(b, 2, NUM_CARDS, dtype=bool),
-        last_knocker=np.full(b, -1, np.int8),
-        hand_turns=_zeros(b, dtype=np.int16),
-        hand_knock_limit=_zeros(b, dtype=np.int8),
-        final_scores=_zeros(b, 2, dtype=np.int32),
-        bonus_points=_zeros(b, 2, dtype=np.int32),
-        winner=np.full(b, -1, np.int8),
-    )
+    games = _new_games_array(b)
+    games["game_seed"], games["game_key"] = seeds, keys
+    state = _state_of(rules, mode, auto_reset, games, np.zeros((b, A.NUM_ACTIONS), bool))
     _new_games(state, np.arange(b), decks, dealers)
     _update_legal(state)
     return state
@@ -453,33 +491,7 @@ def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     """Deal a hand in the games ``idx`` (dealer already set)."""
     if decks is None and _compiled is not None:
         r = s.rules
-        _compiled.deal(
-            np.asarray(idx, np.int64),
-            s._game_seed,
-            s._game_key,
-            s.game_no,
-            s.hand_no,
-            s._deck,
-            s._hands,
-            s.pile,
-            s.pile_size,
-            s.pile_mask,
-            s._deadwood,
-            s.stock_pos,
-            s.took,
-            s.discarded,
-            s.passed,
-            s.taken,
-            s.phase,
-            s.current,
-            s.turn,
-            s.knock_limit,
-            s._big_gin_ok,
-            s._after_discard,
-            s.dealer,
-            r.knock_limit,
-            r.oklahoma,
-        )
+        _compiled.deal(np.asarray(idx, np.int64), s._games, _rule_vector(s))
         return
     if decks is None:
         deck = shuffled_decks(s._game_seed[idx], s.game_no[idx], s.hand_no[idx], s._game_key[idx])
@@ -828,7 +840,7 @@ def _prepare_discard(s: State, idx, player) -> None:
     if _compiled is not None:
         players = np.ascontiguousarray(np.broadcast_to(np.asarray(player, np.int64), (s.batch_size,)))
         rows = np.asarray(idx, np.int64)
-        _compiled.prepare_rows(rows, players, s._hands, s._after_discard, s._big_gin_ok, s.rules.big_gin)
+        _compiled.prepare_rows(rows, players, s._games, s.rules.big_gin)
         return
     p = player[idx]
     s._big_gin_ok[idx] = False
@@ -994,93 +1006,22 @@ def set_engine(name: str) -> str:
 
 def _compiled_legal(s: State) -> None:
     legal = np.zeros((s.batch_size, A.NUM_ACTIONS), bool)
-    _compiled.legal_mask(s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
+    _compiled.legal_mask(s._games, legal)
     legal.flags.writeable = False
     s._legal = legal
 
 
-#: The arrays of a hand in play, the first arguments of both compiled calls.
-_HAND = (
-    "_hands",
-    "_deck",
-    "stock_pos",
-    "pile",
-    "pile_size",
-    "pile_mask",
-    "took",
-    "discarded",
-    "passed",
-    "taken",
-    "knock_card",
-    "phase",
-    "current",
-    "dealer",
-    "turn",
-    "knock_limit",
-    "_after_discard",
-    "_big_gin_ok",
-    "_deadwood",
-)
-#: The arrays each compiled call takes, in its order (one C-level call fetches them all).
-_STEP_FIELDS = operator.attrgetter(
-    *_HAND, "hand_ended", "game_ended", "game_truncated", "hand_points", "bonus_points", "_legal"
-)
-_FINISH_FIELDS = operator.attrgetter(
-    *_HAND,
-    "scores",
-    "hands_won",
-    "hands_played",
-    "dead_hands",
-    "hand_no",
-    "game_no",
-    "_game_seed",
-    "_game_key",
-    "hand_ended",
-    "game_ended",
-    "game_truncated",
-    "hand_kind",
-    "hand_points",
-    "last_hands",
-    "last_knocker",
-    "hand_turns",
-    "hand_knock_limit",
-    "final_scores",
-    "bonus_points",
-    "winner",
-)
-
-
-def _finish_rule(s: State) -> np.ndarray:
-    """The rules and settings the compiled end of a hand reads, as int64 (its order)."""
-    r = s.rules
-    return np.array(
-        [
-            r.gin_bonus,
-            r.big_gin_bonus,
-            r.undercut_bonus,
-            r.knock_tie == "undercut",
-            s.mode == "match",
-            r.target,
-            r.max_hands,
-            r.max_turns,
-            _compiled.SHUTOUTS.index(r.shutout),
-            r.shutout_bonus,
-            r.game_bonus,
-            r.line_bonus,
-            _compiled.NEXT_DEALERS.index(r.next_dealer),
-            s.auto_reset,
-            r.knock_limit,
-            r.oklahoma,
-        ],
-        np.int64,
-    )
+def _rule_vector(s: State) -> np.ndarray:
+    """``compiled.rule_vector`` of the state's rules and settings, made once a state."""
+    v = s.__dict__.get("_rule_vec")
+    if v is None:
+        v = s.__dict__["_rule_vec"] = _compiled.rule_vector(s.rules, s.mode == "match", s.auto_reset)
+    return v
 
 
 def _compiled_step(s: State, actions) -> State:
-    """``step`` on the compiled engine: the moves that do not end a hand in one compiled
-    call, then (when any) the hands that end in a second one (``compiled.finish``:
-    scoring, the match's end, the next deal, auto-reset)."""
-    C = _compiled
+    """``step`` on the compiled engine: one compiled call with the state's records
+    (the moves, the ends of hands, the next deals, the new legal mask)."""
     a = actions
     if type(a) is not np.ndarray or a.dtype != np.int64 or a.shape != s.phase.shape:
         a = np.asarray(actions)
@@ -1088,14 +1029,8 @@ def _compiled_step(s: State, actions) -> State:
             _check_actions(s, actions)  # raises, naming the problem
         a = a.astype(np.int64)
     legal = np.zeros((len(a), A.NUM_ACTIONS), bool)
-    rules = s.rules
-    left = C.step(a, legal, *_STEP_FIELDS(s), rules.max_turns, rules.big_gin)
-    if left < 0:
+    if _compiled.step(a, s._games, s._legal, legal, _rule_vector(s)) < 0:
         _check_actions(s, actions)  # raises the same message as the numpy engine
-    if left:
-        idx = C.left_for_finish(a, s.phase, s.stock_pos, s.turn, rules.max_turns)
-        C.finish(idx, a, *_FINISH_FIELDS(s), _finish_rule(s))
-        C.legal_rows(idx, s.phase, s.current, s._hands, s.taken, s._after_discard, s.knock_limit, s._big_gin_ok, legal)
     legal.flags.writeable = False
     s._legal = legal
     return s

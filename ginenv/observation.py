@@ -219,34 +219,5 @@ _SCALES = np.array(
 
 
 def _observe_compiled(s: core.State, me: np.ndarray, perfect: bool, out: np.ndarray) -> np.ndarray:
-    r = s.rules
-    core._compiled.observe(
-        out,
-        me,
-        perfect,
-        s._hands,
-        s.pile,
-        s.pile_size,
-        s.pile_mask,
-        s.took,
-        s.discarded,
-        s.passed,
-        s.taken,
-        s.phase,
-        s.current,
-        s.dealer,
-        s.turn,
-        s.knock_limit,
-        s._after_discard,
-        s._big_gin_ok,
-        s._deadwood,
-        s.scores,
-        s.stock_pos,
-        r.target,
-        r.gin_bonus,
-        r.undercut_bonus,
-        r.big_gin,
-        r.max_turns,
-        _SCALES,
-    )
+    core._compiled.observe(out, me, perfect, s._games, core._rule_vector(s), _SCALES)
     return out

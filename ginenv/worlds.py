@@ -61,12 +61,12 @@ def resample_hidden(s: State, player, rng: np.random.Generator, weights=None) ->
     stock_cards = np.take_along_axis(order, np.clip(k[:, None] + p - pos, 0, NUM_CARDS - 1), 1)
     in_stock = unseen & (rank >= k[:, None])
     dealt = np.argsort(np.where(in_stock, NUM_CARDS + p, p), axis=1, kind="stable")  # the rest, in card order
-    s._deck = np.where(p >= pos, stock_cards, dealt).astype(np.int8)
+    s._deck[...] = np.where(p >= pos, stock_cards, dealt)
     s._hands[rows, opp] = new_opp
     # Fresh deal keys for the later hands: both halves of the 128-bit seed, so that no
     # field of the true deal survives.
     fresh = splitmix64(rng.integers(0, 1 << 63, (2, b), dtype=np.int64).astype(np.uint64))
-    s._game_seed, s._game_key = fresh[0], fresh[1]
+    s._game_seed[...], s._game_key[...] = fresh[0], fresh[1]
     ten = new_opp.sum(1) <= HAND_SIZE
     s._deadwood[rows[ten], opp[ten]] = melds.masks_deadwood(melds.suit_masks(new_opp[ten]))
     moving = np.flatnonzero((s.current == opp) & (s.phase == DISCARD))

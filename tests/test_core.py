@@ -379,3 +379,82 @@ def test_a_skipped_game_stays_as_it_was_while_the_others_move():
             if name in ("hand_ended", "game_ended", "hand_points", "bonus_points"):  # the step's events: cleared
                 continue
             assert (mine[name][skip] == theirs[name][skip]).all(), name
+
+
+# ------------------------------------------------------------ the state's records
+def _played(batch=6, steps=40, seed=3):
+    s = core.init(batch, "standard", seed=seed, mode="match", auto_reset=True)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        legal = core.legal_action_mask(s)
+        core.step(s, np.array([rng.choice(np.flatnonzero(m)) for m in legal]))
+    return s
+
+
+def _assert_views_of_own_records(s):
+    for name in core.ARRAY_FIELDS:
+        field = getattr(s, name)
+        assert field.shape[0] == s.batch_size
+        assert np.shares_memory(field, s._games) == (name != "_legal"), name
+
+
+def test_every_field_but_the_mask_is_a_view_of_one_record_per_game():
+    s = _played()
+    _assert_views_of_own_records(s)
+    assert s._games.dtype == core.GAME_DTYPE and s._games.shape == (s.batch_size,)
+    # A write through a field is a write into its game's record, and back.
+    s.scores[2, 1] = 77
+    assert s._games["scores"][2, 1] == 77
+    s._games["hands"][1, 0, :] = 0
+    assert not s._hands[1, 0].any()
+    s.took[0, 1, 5] = True
+    assert s._games["took"][0, 1, 5] == 1
+
+
+@pytest.mark.parametrize("how", ["copy", "select", "with_arrays", "pickle", "deepcopy"])
+def test_copies_keep_their_fields_on_records_of_their_own(how):
+    import copy
+    import pickle
+
+    s = _played()
+    make = {
+        "copy": lambda: s.copy(),
+        "select": lambda: s.select(np.arange(s.batch_size)),
+        "with_arrays": lambda: s.with_arrays({k: v.copy() for k, v in s.arrays().items()}),
+        "pickle": lambda: pickle.loads(pickle.dumps(s)),
+        "deepcopy": lambda: copy.deepcopy(s),
+    }
+    t = make[how]()
+    _assert_views_of_own_records(t)
+    assert not np.shares_memory(t._games, s._games)
+    for name in core.ARRAY_FIELDS:
+        assert np.array_equal(getattr(t, name), getattr(s, name)), name
+        assert getattr(t, name).dtype == getattr(s, name).dtype, name
+    assert not t._legal.flags.writeable
+    # Both play on the same from here, each on its own records.
+    legal = core.legal_action_mask(s)
+    a = np.argmax(legal, axis=1)
+    core.step(s, a)
+    core.step(t, a)
+    for name in core.ARRAY_FIELDS:
+        assert np.array_equal(getattr(t, name), getattr(s, name)), name
+
+
+def test_a_state_pickled_as_separate_arrays_loads_onto_records():
+    s = _played()
+    old = {"rules": s.rules, "mode": s.mode, "auto_reset": s.auto_reset}
+    old.update({name: np.array(v) for name, v in s.arrays().items()})  # the layout before the records
+    t = core.State.__new__(core.State)
+    t.__setstate__(old)
+    _assert_views_of_own_records(t)
+    for name in core.ARRAY_FIELDS:
+        assert np.array_equal(getattr(t, name), getattr(s, name)), name
+
+
+def test_the_compiled_step_takes_the_state_as_one_argument():
+    compiled = pytest.importorskip("ginenv.compiled")
+    import inspect
+
+    for fn in (compiled.step, compiled.observe, compiled.deal, compiled.legal_mask, compiled.prepare_rows):
+        params = list(inspect.signature(fn.py_func).parameters)
+        assert "games" in params and len(params) <= 6, (fn.py_func.__name__, params)
