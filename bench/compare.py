@@ -6,12 +6,14 @@ same machine load. Every number CMD prints is read, line by line and in order; t
 report gives, for each, the median in each tree and the ratio of the medians (this
 tree over REV). A benchmark's figures must be rates or times printed in the same
 order by both trees. Run: ``python bench/compare.py d04c5aa --rounds 5 -- python
-bench/bench_eval.py --repeats 1``.
+bench/bench_eval.py --repeats 1``. ``--copy FILE`` (repeatable) copies a file of this
+tree into the other one first: a benchmark written after REV.
 """
 
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -47,6 +49,13 @@ def main(argv=None) -> int:
         metavar="REV2",
         help="compare this commit instead of the working tree (both then checked out)",
     )
+    p.add_argument(
+        "--copy",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="copy this file of the working tree into the other tree(s) first (a benchmark newer than REV)",
+    )
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" not in argv:
         p.error("give the command after --")
@@ -64,6 +73,9 @@ def main(argv=None) -> int:
                     check=True,
                     capture_output=True,
                 )
+                for f in args.copy:
+                    (trees[name] / f).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(ROOT / f, trees[name] / f)
         other, this = trees["other"], trees.get("this", ROOT)
         try:
             runs = {"this": [], args.rev: []}

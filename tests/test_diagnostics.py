@@ -239,3 +239,34 @@ def test_compare_pairs_each_figure_with_the_same_one_of_the_other_tree():
     old = dict((k, v) for k, _, v in compare.figures("a: 10 s, 20,000/s\na: 30 s, 40,000/s\n"))
     pairs = sorted((new[k], old[k]) for k in new.keys() & old.keys())
     assert pairs == [(1.0, 10.0), (3.0, 30.0), (2000.0, 20000.0), (4000.0, 40000.0)]
+
+
+def test_compare_copies_a_newer_benchmark_into_the_other_tree():
+    """``--copy FILE`` puts this tree's FILE into the other tree before running: a
+    benchmark written after REV runs against REV's code (without it the command fails
+    there: the file is not in REV)."""
+    probe = ROOT / "bench" / "_copy_probe_for_test.txt"
+    probe.write_text("x" * 37)
+    try:
+        cmd = [sys.executable, "-c", "print(len(open('bench/_copy_probe_for_test.txt').read()), 'chars')"]
+        out = subprocess.run(
+            [sys.executable, "bench/compare.py", "HEAD", "--rounds", "1", "--copy", "bench/_copy_probe_for_test.txt", "--"]
+            + cmd,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        row = next(line for line in out.stdout.splitlines() if "chars" in line)
+        assert row.split()[:4] == ["37.000", "37.000", "ratio", "1.000"], out.stdout
+        bare = subprocess.run(
+            [sys.executable, "bench/compare.py", "HEAD", "--rounds", "1", "--"] + cmd,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert bare.returncode != 0
+    finally:
+        probe.unlink()
