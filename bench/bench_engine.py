@@ -214,6 +214,82 @@ def pettingzoo_case(venv: Path, seconds: float) -> float | None:
     return float(out.stdout.strip().splitlines()[-1])
 
 
+# ------------------------------------------------------------------ breakdown
+@njit
+def _noop5(a, b, c, d, e):
+    return 0
+
+
+@njit
+def _noop6(a, b, c, d, e, f):
+    return 0
+
+
+def per_call_us(fn, calls: int = 20000) -> float:
+    """CPU µs a call of ``fn()``, the median of 5 rounds of ``calls`` calls."""
+    rounds = []
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(calls):
+            fn()
+        rounds.append((time.process_time() - start) / calls * 1e6)
+    return statistics.median(rounds)
+
+
+def per_step_us(step, positions: list) -> float:
+    """CPU µs a step: ``step(state, action)`` once on a fresh copy of every position
+    (copies made outside the timing), the median of 5 rounds."""
+    rounds = []
+    for _ in range(5):
+        fresh = [(s.copy(), a) for s, a in positions]
+        start = time.process_time()
+        for s, a in fresh:
+            step(s, a)
+        rounds.append((time.process_time() - start) / len(fresh) * 1e6)
+    return statistics.median(rounds)
+
+
+DISPATCH_STEP = "step: numba's dispatch (a no-op, same arguments)"
+
+
+def breakdown() -> dict:
+    """Where a decision of one game goes on the compiled engine, in CPU µs a call:
+    numba's dispatch (a compiled function that does nothing, called with the same
+    arguments), the compiled work (the real call less that), and the Python around it
+    (``core.step`` and ``observe`` less the compiled call), for a step and one seat's
+    observation; and the AEC env's whole decision (``last`` and ``step``)."""
+    from ginenv.observation import _SCALES, obs_size, observe
+
+    core.set_engine("numba")
+    s = core.init(1, "standard", seed=1, mode="hand", auto_reset=True)
+    rng = np.random.default_rng(0)
+    positions = []
+    for _ in range(2000):  # positions of random play, each with a legal action
+        a = np.zeros(1, np.int64)
+        pick(core.legal_action_mask(s), rng.random(1), a)
+        positions.append((s.copy(), a))
+        core.step(s, a)
+
+    def compiled_step(st, a):
+        compiled.step(a, st._games, st._legal, np.zeros((1, 108), bool), core._rule_vector(st))
+
+    st, a = positions[0]
+    rule, legal = core._rule_vector(st), np.zeros((1, 108), bool)
+    me, out = np.zeros(1, np.int64), np.empty((1, obs_size(False)), np.float32)
+    figs = {
+        "step: core.step": per_step_us(core.step, positions),
+        "step: the compiled call": per_step_us(compiled_step, positions),
+        DISPATCH_STEP: per_call_us(lambda: _noop5(a, st._games, st._legal, legal, rule)),
+        "observe: observation.observe": per_call_us(lambda: observe(st, 0, out=out)),
+        "observe: the compiled call": per_call_us(lambda: compiled.observe(out, me, False, st._games, rule, _SCALES)),
+        "observe: numba's dispatch (a no-op, same arguments)": per_call_us(
+            lambda: _noop6(out, me, False, st._games, rule, _SCALES)
+        ),
+        "AEC env: one decision (last and step)": 1e6 / aec_case("numba", 1.0),
+    }
+    return figs
+
+
 # ------------------------------------------------------------------------- main
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,7 +297,16 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=5, help="runs of each case, taken in turn")
     p.add_argument("--pettingzoo-venv", default=str(Path.home() / ".cache" / "ginenv-bench" / "pettingzoo-1.26"))
     p.add_argument("--no-pettingzoo", action="store_true", help="skip PettingZoo 1.26's gin_rummy_v4")
+    p.add_argument("--breakdown", action="store_true", help="only where one game's decision goes (CPU µs a call)")
     args = p.parse_args(argv)
+    if args.breakdown:
+        figs = breakdown()
+        for name, us in figs.items():
+            print(f"{name:58s} {us:8.2f} µs")
+        python = figs["step: core.step"] - figs["step: the compiled call"]
+        work = figs["step: the compiled call"] - figs[DISPATCH_STEP]
+        print(f"a step: Python {python:.2f} µs, numba's dispatch {figs[DISPATCH_STEP]:.2f} µs, compiled work {work:.2f} µs")
+        return 0
     try:
         import pyspiel  # noqa: F401
 

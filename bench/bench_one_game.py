@@ -85,8 +85,13 @@ def table_case(players: int, seconds: float) -> float:
 
 
 def openspiel_states(hands: int = 20) -> list:
-    """(state, player) at every decision of ``hands`` random OpenSpiel hands."""
+    """(state, player) at every decision of ``hands`` random OpenSpiel hands that the
+    bridge plays with this project's rules (OpenSpiel's laying out of melds, its wall
+    and its lay-offs are played by the bridge's own code, not the engine's)."""
     import pyspiel
+
+    from agents.bridges.openspiel_bot import seat_view
+    from ginenv.rules import PRESETS
 
     game = pyspiel.load_game("gin_rummy")
     rng = np.random.default_rng(0)
@@ -95,7 +100,11 @@ def openspiel_states(hands: int = 20) -> list:
         state = game.new_initial_state()
         while not state.is_terminal():
             if not state.is_chance_node():
-                out.append((state.clone(), state.current_player()))
+                try:
+                    seat_view(state, state.current_player(), PRESETS["openspiel"])
+                    out.append((state.clone(), state.current_player()))
+                except ValueError:  # not a decision of this project's rules
+                    pass
                 legal = state.legal_actions()
                 state.apply_action(legal[rng.integers(len(legal))])
                 continue
