@@ -139,16 +139,26 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
 
     ``out`` (a ``(B, obs_size)`` float32 array) is filled instead of a new array."""
     b = len(s.phase)
-    if not isinstance(perfect_information, (bool, np.bool_)):
-        raise ValueError(f"perfect_information must be True or False, got {perfect_information!r}")
-    me = core.check_players(player, b)
-    n_planes = NUM_PLANES + bool(perfect_information)
+    if perfect_information is not False and perfect_information is not True:
+        if not isinstance(perfect_information, np.bool_):
+            raise ValueError(f"perfect_information must be True or False, got {perfect_information!r}")
+        perfect_information = bool(perfect_information)
+    # One seat for every game (an env's one game, most often): its rows made once.
+    me = _SEATS.get((player, b)) if type(player) is int else None
+    if me is None:
+        me = core.check_players(player, b)
+        if type(player) is int and b <= 64:
+            me.flags.writeable = False
+            _SEATS[player, b] = me
+    size = OBS_SIZE + NUM_CARDS if perfect_information else OBS_SIZE
     if out is None:
-        out = np.empty((b, n_planes * NUM_CARDS + NUM_SCALARS), np.float32)
-    elif out.shape != (b, n_planes * NUM_CARDS + NUM_SCALARS) or out.dtype != np.float32:
-        raise ValueError(f"out must be a float32 array of shape {(b, n_planes * NUM_CARDS + NUM_SCALARS)}")
+        out = np.empty((b, size), np.float32)
+    elif out.shape != (b, size) or out.dtype != np.float32:
+        raise ValueError(f"out must be a float32 array of shape {(b, size)}")
     if core._compiled is not None:
-        return _observe_compiled(s, np.ascontiguousarray(me), bool(perfect_information), out)
+        core._compiled.observe(out, me, perfect_information, s._games, core._rule_vector(s), _SCALES)
+        return out
+    n_planes = NUM_PLANES + perfect_information
     rows = np.arange(b)
     opp = 1 - me
     # The 0/1 planes are built as bytes, then cast to float32 in one contiguous pass.
@@ -212,12 +222,12 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
     return out
 
 
+#: The rows of one seat for every game of a batch (a read-only ``(b,)`` int64), by
+#: ``(seat, b)``, for batches of up to 64 games.
+_SEATS: dict = {}
 _SCALES = np.array(
     [SCALAR_SCALES[k] for k in ("stock_size", "own_deadwood", "target", "knock_limit", "gin_bonus", "undercut_bonus")]
     + [SCALAR_SCALES["take_best_deadwood"]]
 )
 
 
-def _observe_compiled(s: core.State, me: np.ndarray, perfect: bool, out: np.ndarray) -> np.ndarray:
-    core._compiled.observe(out, me, perfect, s._games, core._rule_vector(s), _SCALES)
-    return out

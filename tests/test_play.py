@@ -225,6 +225,29 @@ def test_the_api_plays_a_whole_match_against_the_shipped_bot(server):
         assert moves > 10
 
 
+def test_every_answer_names_the_process_that_served_it(server):
+    """``X-Served-By`` on every kind of answer (created, read, refused, not found, a
+    static file, a gzipped page), the pid of the process serving (here this one)."""
+    httpx = pytest.importorskip("httpx")
+    import os
+
+    url, _ = server
+    with httpx.Client(base_url=url, timeout=30) as client:
+        created = client.post("/api/games", json={"seed": 5})
+        gid = created.json()["id"]
+        answers = [
+            created,
+            client.get(f"/api/games/{gid}"),
+            client.post(f"/api/games/{gid}/actions", json={"action": 9999}),
+            client.get("/api/games/nope"),
+            client.get("/", headers={"Accept-Encoding": "gzip"}),
+            client.get("/api/openapi.json", headers={"Accept-Encoding": "gzip"}),
+        ]
+    assert [r.status_code for r in answers] == [201, 200, 422, 404, 200, 200]
+    assert all(r.headers.get("x-served-by") == str(os.getpid()) for r in answers)
+    assert answers[-1].headers.get("content-encoding") == "gzip" and answers[-1].json()["openapi"].startswith("3.1")
+
+
 def test_the_api_refuses_bad_requests_clearly_and_applies_nothing(server):
     httpx = pytest.importorskip("httpx")
     url, _ = server
@@ -416,6 +439,9 @@ def test_ctrl_c_ends_the_terminal_game_without_a_traceback():
         if line.startswith("your move"):
             break
     proc.send_signal(signal.SIGINT)
+    # Wait before communicate(), which closes stdin: on a loaded machine the game could
+    # read that end of input before Python raises the pending KeyboardInterrupt.
+    proc.wait(timeout=60)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "bye" in out and "Traceback" not in err, (out, err)
 

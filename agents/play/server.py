@@ -55,7 +55,6 @@ from starlette.applications import Starlette  # noqa: E402
 from starlette.concurrency import run_in_threadpool  # noqa: E402
 from starlette.exceptions import HTTPException  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
-from starlette.middleware.base import BaseHTTPMiddleware  # noqa: E402
 from starlette.middleware.gzip import GZipMiddleware  # noqa: E402
 from starlette.requests import Request  # noqa: E402
 from starlette.responses import FileResponse, JSONResponse  # noqa: E402
@@ -413,13 +412,25 @@ def make_app(
     return app
 
 
-class ServedBy(BaseHTTPMiddleware):
-    """Names the process that answered (``X-Served-By``: several with ``--workers``)."""
+class ServedBy:
+    """Names the process that answered (``X-Served-By``: several with ``--workers``). A
+    plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` runs each request through
+    a task group and a stream of its own, a cost every request paid."""
 
-    async def dispatch(self, request, call_next):
-        response = await call_next(request)
-        response.headers["X-Served-By"] = str(os.getpid())
-        return response
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_named(message):
+            if message["type"] == "http.response.start":
+                headers = [*message.get("headers", []), (b"x-served-by", str(os.getpid()).encode())]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_named)
 
 
 def _app_from_settings(settings: dict) -> Starlette:
