@@ -305,7 +305,8 @@ def main(argv=None) -> int:
             print(f"{name:58s} {us:8.2f} µs")
         python = figs["step: core.step"] - figs["step: the compiled call"]
         work = figs["step: the compiled call"] - figs[DISPATCH_STEP]
-        print(f"a step: Python {python:.2f} µs, numba's dispatch {figs[DISPATCH_STEP]:.2f} µs, compiled work {work:.2f} µs")
+        dispatch = figs[DISPATCH_STEP]
+        print(f"a step: Python {python:.2f} µs, numba's dispatch {dispatch:.2f} µs, compiled work {work:.2f} µs")
         return 0
     try:
         import pyspiel  # noqa: F401

@@ -696,7 +696,8 @@ def step(actions, games, legal_before, legal, rule):
         return -1 - bad
     opts = workspace()
     hands, deck, pile, pile_mask, after = games.hands, games.deck, games.pile, games.pile_mask, games.after_discard
-    stock_pos, pile_size, taken, current, turn = games.stock_pos, games.pile_size, games.taken, games.current, games.turn
+    stock_pos, pile_size, taken = games.stock_pos, games.pile_size, games.taken
+    current, turn = games.current, games.turn
     hand_points, bonus_points = games.hand_points, games.bonus_points
     max_turns, big_gin_rule = rule[R_MAX_TURNS], rule[R_BIG_GIN]
     for g in range(len(actions)):

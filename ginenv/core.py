@@ -490,7 +490,6 @@ def _new_games(s: State, idx: np.ndarray, decks=None, dealers=None) -> None:
 def _deal(s: State, idx: np.ndarray, decks=None) -> None:
     """Deal a hand in the games ``idx`` (dealer already set)."""
     if decks is None and _compiled is not None:
-        r = s.rules
         _compiled.deal(np.asarray(idx, np.int64), s._games, _rule_vector(s))
         return
     if decks is None:

@@ -229,5 +229,3 @@ _SCALES = np.array(
     [SCALAR_SCALES[k] for k in ("stock_size", "own_deadwood", "target", "knock_limit", "gin_bonus", "undercut_bonus")]
     + [SCALAR_SCALES["take_best_deadwood"]]
 )
-
-

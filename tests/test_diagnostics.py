@@ -249,9 +249,9 @@ def test_compare_copies_a_newer_benchmark_into_the_other_tree():
     probe.write_text("x" * 37)
     try:
         cmd = [sys.executable, "-c", "print(len(open('bench/_copy_probe_for_test.txt').read()), 'chars')"]
+        copy = ["--copy", "bench/_copy_probe_for_test.txt"]
         out = subprocess.run(
-            [sys.executable, "bench/compare.py", "HEAD", "--rounds", "1", "--copy", "bench/_copy_probe_for_test.txt", "--"]
-            + cmd,
+            [sys.executable, "bench/compare.py", "HEAD", "--rounds", "1", *copy, "--"] + cmd,
             cwd=ROOT,
             capture_output=True,
             text=True,
