@@ -434,6 +434,9 @@ def test_ctrl_c_ends_the_terminal_game_without_a_traceback():
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        # As a person's shell starts it: a suite started in the background (nohup, &)
+        # hands its children SIGINT ignored, and Python keeps it ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     for line in proc.stdout:  # wait for the prompt's line
         if line.startswith("your move"):
