@@ -907,3 +907,42 @@ def test_the_page_speaks_dutch_and_norwegian_and_keeps_the_choice(chromium_page)
     settle(page)
     page.wait_for_function("document.documentElement.lang === 'no'")
     assert page.text_content("[data-t='stock']") == "trekkbunken"
+
+
+def test_typed_lines_reads_a_pipe_line_by_line_and_wakes_for_ctrl_c_in_any_thread():
+    """The terminal's reader: lines written at once come one by one, the last one
+    without its newline too, then the end; a string stream is read as it is; and a
+    SIGINT that another thread takes ends the wait (a read blocked in the main thread
+    would wait for the next line: the helper writes one after 3 s, so the old reader
+    returns it instead of raising)."""
+    import io
+    import os
+    import signal
+    import threading
+
+    from agents.play.terminal import typed_lines
+
+    r, w = os.pipe()
+    os.write(w, b"d 5h\nhint\nkn")
+    os.close(w)
+    with os.fdopen(r) as stream:
+        assert list(typed_lines(stream)) == ["d 5h\n", "hint\n", "kn"]
+    assert list(typed_lines(io.StringIO("a\nb\n"))) == ["a\n", "b\n"]
+
+    r, w = os.pipe()
+
+    def interrupt_from_here():
+        time.sleep(0.3)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # this thread takes it
+        time.sleep(3.0)
+        os.write(w, b"too late\n")
+
+    helper = threading.Thread(target=interrupt_from_here)
+    with os.fdopen(r) as stream:
+        helper.start()
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            next(typed_lines(stream))
+        assert time.monotonic() - start < 2.5
+        helper.join()
+    os.close(w)

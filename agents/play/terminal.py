@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
+import select
 import sys
 from pathlib import Path
 
@@ -130,6 +132,34 @@ def summarize(legal: list, lang: str = "en") -> str:
     return " | ".join(parts)
 
 
+def typed_lines(stream):
+    """The lines typed on ``stream`` (a terminal or a pipe), read so that Ctrl-C ends the
+    wait at once: the read waits in short ``select`` calls, between which Python raises
+    the KeyboardInterrupt whichever of the process's threads (torch's, numba's) the kernel
+    handed the signal to; a read blocked in the main thread is not woken by a signal that
+    another thread took. A stream without a pollable file descriptor is read as it is."""
+    try:
+        fd = stream.fileno()
+        select.select([fd], [], [], 0)
+    except (AttributeError, OSError, ValueError):
+        yield from stream
+        return
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    pending = b""
+    while True:
+        while b"\n" not in pending:
+            if not select.select([fd], [], [], 0.2)[0]:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:  # the end of input (Ctrl-D)
+                if pending:
+                    yield pending.decode(encoding, errors="replace")
+                return
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        yield line.decode(encoding, errors="replace") + "\n"
+
+
 def run(game: Game, lines, out, hinter=None, lang: str = "en") -> int:
     """Play ``game`` reading moves from ``lines`` and writing to ``out`` in ``lang`` (moves
     may be typed in its words too); returns the number of moves made."""
@@ -239,7 +269,7 @@ def main(argv=None) -> int:
     print(phrase(args.lang, "t_intro", name=getattr(opponent, "name", args.opponent), rules=args.rules, what=what))
     code = 0
     try:
-        run(game, sys.stdin, sys.stdout, hint_policy(opponent), args.lang)
+        run(game, typed_lines(sys.stdin), sys.stdout, hint_policy(opponent), args.lang)
     except KeyboardInterrupt:  # Ctrl-C: end the game, no traceback
         print("\n" + phrase(args.lang, "t_bye"))
         code = 130
