@@ -184,7 +184,9 @@ def test_an_agent_that_raises_still_plays_a_legal_move_and_logs_it(capsys, caplo
     before = len(kaggle_bot.FALLBACKS)
     env = ke.make("open_spiel_gin_rummy", configuration={"includeLegalActions": True, "seed": 6}, debug=True)
     steps = env.run(["random", kaggle_bot.kaggle_agent(Illegal())])
-    assert all(s["status"] == "DONE" for s in steps[-1]) and len(steps) > 10
+    # Played to its end, not forfeited at the first illegal move (Kaggle's random agent is
+    # not seeded: the hand's length varies, and a quick knock ends it in under 10 steps).
+    assert all(s["status"] == "DONE" for s in steps[-1]) and len(steps) > 3
     assert kaggle_bot.FALLBACKS[before:] and all(k == "ValueError" for k, _, _ in kaggle_bot.FALLBACKS[before:])
     assert "INVALID ACTION" not in caplog.text  # what the arena logs (and forfeits) for an illegal move
     # a state that cannot be read: the observation's legal actions

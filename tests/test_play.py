@@ -938,11 +938,17 @@ def test_typed_lines_reads_a_pipe_line_by_line_and_wakes_for_ctrl_c_in_any_threa
         os.write(w, b"too late\n")
 
     helper = threading.Thread(target=interrupt_from_here)
-    with os.fdopen(r) as stream:
-        helper.start()
-        start = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
-            next(typed_lines(stream))
-        assert time.monotonic() - start < 2.5
-        helper.join()
+    # Python's own Ctrl-C handler for the test (an earlier test, the trainer's Ctrl-C, may
+    # have left another one installed).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with os.fdopen(r) as stream:
+            helper.start()
+            start = time.monotonic()
+            with pytest.raises(KeyboardInterrupt):
+                next(typed_lines(stream))
+            assert time.monotonic() - start < 2.5
+            helper.join()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     os.close(w)
