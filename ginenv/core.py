@@ -353,13 +353,10 @@ class State:
             shape, want = np.shape(arrays[name]), getattr(self, name).shape
             if shape != want:
                 raise ValueError(f"state array {name} has shape {shape}, expected {want}")
-        out = _state_of(
-            self.rules, self.mode, self.auto_reset, np.zeros(self.batch_size, GAME_DTYPE), np.zeros_like(self._legal)
-        )
+        legal = np.asarray(arrays["_legal"]).astype(bool, copy=True)
+        out = _state_of(self.rules, self.mode, self.auto_reset, np.zeros(self.batch_size, GAME_DTYPE), legal)
         for name, dtype, _, _ in _LAYOUT:
             getattr(out, name)[...] = np.asarray(arrays[name]).astype(dtype)
-        out = dataclasses.replace(out, _legal=np.asarray(arrays["_legal"]).astype(bool, copy=True))
-        out._legal.flags.writeable = False
         return out
 
     def select(self, games) -> State:

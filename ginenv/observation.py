@@ -150,7 +150,7 @@ def observe(s: core.State, player, perfect_information: bool = False, out: np.nd
         if type(player) is int and b <= 64:
             me.flags.writeable = False
             _SEATS[player, b] = me
-    size = OBS_SIZE + NUM_CARDS if perfect_information else OBS_SIZE
+    size = obs_size(perfect_information)
     if out is None:
         out = np.empty((b, size), np.float32)
     elif out.shape != (b, size) or out.dtype != np.float32:
