@@ -150,7 +150,9 @@ def test_time_to_strength_reports_the_evaluators_figures(tmp_path):
     ]
     run = train.train(train.make_config(sets=sets), quiet=True).parent
     r = subprocess.run(
-        [sys.executable, "bench/time_to_strength.py", str(run), "--opponent", "random", "--matches", "20"],
+        # knock_early ends the matches quickly (an untrained net against random play
+        # plays mostly dead hands, and a match to 100 lasts long)
+        [sys.executable, "bench/time_to_strength.py", str(run), "--opponent", "knock_early", "--matches", "20"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -162,7 +164,7 @@ def test_time_to_strength_reports_the_evaluators_figures(tmp_path):
     rates = []
     for k, line in enumerate(lines, start=1):
         step = run / f"step_{k:010d}"
-        want = play(make_agent(str(step)), make_agent("random", seed=2026), 20, Rules.preset("standard"), 2026)
+        want = play(make_agent(str(step)), make_agent("knock_early", seed=2026), 20, Rules.preset("standard"), 2026)
         rates.append(want["win_rate_a"])
         assert f"win rate {want['win_rate_a']:.3f}" in line, line
         assert f"{16 * 8 * k / 1e6:.2f}M decisions" in line
@@ -170,7 +172,7 @@ def test_time_to_strength_reports_the_evaluators_figures(tmp_path):
     if first is None:
         assert "never reached 0.50" in r.stdout
     else:
-        assert f"first reached 0.50 against random: step_{first + 1:010d}" in r.stdout
+        assert f"first reached 0.50 against knock_early: step_{first + 1:010d}" in r.stdout
 
 
 def test_the_knock_bonus_keeps_the_knock_open_and_logs_its_entropy():

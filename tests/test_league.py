@@ -213,7 +213,7 @@ def test_league_exploiters_train_against_the_whole_league_from_the_learner(tmp_p
     assert all((saved[3][n] == v).all() for n, v in prefixed(state, "exploiters.0.").items())
     # started from the learner: after its short run it is nearer the learner than a fresh net is
     exploiter = load_file(str(sub_step / "policy.safetensors"))
-    fresh = ActorCritic(NetworkSpec(hidden_sizes=(16, 16))).state_dict()
+    fresh = ActorCritic(c.network_spec()).state_dict()
     gap = sum(float((exploiter[k] - policy[k]).abs().sum()) for k in policy)
     assert gap < 0.1 * sum(float((fresh[k] - policy[k]).abs().sum()) for k in policy)
     sub_meta = json.loads((sub_step / "trainer.json").read_text())

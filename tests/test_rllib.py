@@ -23,7 +23,7 @@ from agents.training.config import OPPONENT_KINDS, make_config  # noqa: E402
 from agents.training.network import MASKED_LOGIT, ActorCritic, NetworkSpec  # noqa: E402
 from ginenv import core  # noqa: E402
 from ginenv.actions import NUM_ACTIONS  # noqa: E402
-from ginenv.observation import OBS_SIZE, observe  # noqa: E402
+from ginenv.observation import OBS_SIZE, SCALAR, SCALAR_SCALES, observe  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
 
 CHAMPION = R.DEFAULT_CONFIG.parent.parent / "checkpoints" / "champion"
@@ -72,6 +72,36 @@ def test_each_row_is_the_learners_view_its_mask_and_the_opponents_hand(tmp_path)
         rows, *_ = env.step(random_actions(rng, rows))
 
 
+def test_the_shaping_adds_the_potentials_difference_along_each_episode(tmp_path):
+    """With ``deadwood_shaping`` (gamma 1) each episode's rewards are the game's plus
+    the potential's change from its first view to its end: 0 at a hand's end, the last
+    view's where the episode was truncated (the critic bootstraps there). Written out
+    with the potential, -coef x deadwood points x reward_scale, not with the code's."""
+    envs = []
+    for coef in (0.0, 2.0):
+        c = config(tmp_path, "num_envs=8", "opponents={random: 1.0}", "gamma=1.0", f"deadwood_shaping={coef}")
+        envs.append(R.RLlibGinEnv({"config": dataclasses.asdict(c), "num_envs": 8}))
+    (plain, _), (shaped, _) = (e.reset(seed=3) for e in envs)
+    assert c.reward_scale == 0.01
+    points = lambda rows: rows[:, SCALAR["own_deadwood"]] * SCALAR_SCALES["own_deadwood"]  # noqa: E731
+    first, sums, ended = -2.0 * 0.01 * points(shaped), np.zeros((2, 8)), 0
+    rng, hold = np.random.default_rng(0), np.zeros(8, bool)
+    for _ in range(400):
+        acts = random_actions(rng, plain)
+        (plain, r0, term, trunc, _), (shaped, r1, term1, trunc1, _) = (e.step(acts) for e in envs)
+        assert np.array_equal(plain, shaped) and np.array_equal(term, term1) and np.array_equal(trunc, trunc1)
+        sums += np.stack([r0, r1])
+        for g in np.flatnonzero(term | trunc):
+            last = 0.0 if term[g] else -2.0 * 0.01 * points(shaped)[g]
+            assert sums[1, g] - sums[0, g] == pytest.approx(last - first[g], abs=1e-5)
+            ended += 1
+        new = hold  # the step after an end deals the next hand: its view starts the episode
+        first[new], sums[:, new] = -2.0 * 0.01 * points(shaped)[new], 0.0
+        assert (r0[new] == 0).all() and (r1[new] == 0).all()
+        hold = term | trunc
+    assert ended >= 20
+
+
 def test_without_a_privileged_critic_or_belief_the_rows_hold_no_hidden_cards(tmp_path):
     env = make_env(tmp_path, 8, "privileged_critic=false", "architecture=cards")
     rows, _ = env.reset(seed=1)
@@ -103,8 +133,9 @@ def test_an_ended_episode_is_followed_by_one_held_step_next_step_autoreset(tmp_p
 
 def test_rewards_add_up_to_each_hands_points_from_the_learners_side(tmp_path):
     """Each game's rewards, summed, equal the points of its finished hands from the
-    learner's seat (the engine's final scores, times reward_scale)."""
-    env = make_env(tmp_path, 8)
+    learner's seat (the engine's final scores, times reward_scale), without the shaping
+    (its own test is above)."""
+    env = make_env(tmp_path, 8, "deadwood_shaping=0")
     rows, _ = env.reset(seed=9)
     rng = np.random.default_rng(3)
     got, want = np.zeros(8), np.zeros(8)
@@ -290,8 +321,6 @@ def test_the_command_names_bad_arguments(tmp_path):
     for league in ("pfsp=1", "league_exploiter_every=4"):
         with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
             R.ppo_config(config(tmp_path, league))
-    with pytest.raises(ValueError, match="deadwood_shaping is train.py's"):
-        R.ppo_config(config(tmp_path, "deadwood_shaping=2.0"))
 
 
 # ----------------------------------------------------------------- two Ray nodes

@@ -169,8 +169,9 @@ def test_a_resumed_run_matches_an_uninterrupted_one(tmp_path, opponents):
 def test_a_resumed_pfsp_run_matches_an_uninterrupted_one(tmp_path):
     """PFSP's win rates and the returns of episodes in progress go into the checkpoint."""
     mix = "{self: 0.2, snapshot: 0.3, random: 0.25, gin_hunter: 0.25}"
-    whole = train.train(tiny_config(tmp_path / "a", opponents=mix, pfsp=2.0), quiet=True)
-    half = train.train(tiny_config(tmp_path / "b", opponents=mix, pfsp=2.0), quiet=True, stop_after=3)
+    longer = {"num_steps": 16, "total_decisions": 16 * 16 * 6}  # hands end in every update
+    whole = train.train(tiny_config(tmp_path / "a", opponents=mix, pfsp=2.0, **longer), quiet=True)
+    half = train.train(tiny_config(tmp_path / "b", opponents=mix, pfsp=2.0, **longer), quiet=True, stop_after=3)
     _resumed_equals(tmp_path, whole, half)
     rates = load_file(str(whole / "trainer.safetensors"))["opponents.win_rate"].numpy()
     assert not np.allclose(rates, 0.5)  # the records moved
@@ -434,8 +435,24 @@ def test_a_checkpoint_of_a_retired_variant_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="'danger' actor"):
         from_saved({"architecture": "danger"})
     assert from_saved({"opponent_self": 1.0, "opponent_random": 0.0, "critic_lookahead": 0}) == {
-        "opponents": {"self": 1.0}
+        "opponents": {"self": 1.0},
+        **{"knock_ent_coef": 0.0, "deadwood_shaping": 0.0, "architecture": "cards"},
     }
+
+
+def test_a_run_saved_before_a_default_changed_resumes_with_its_own_recipe():
+    """The shipped champion was saved before the knock bonus, the shaping and the belief
+    default: read back, its config is what it trained with, not today's defaults."""
+    from agents.training.checkpoint import read_training_meta
+    from agents.training.config import Config, from_saved
+
+    saved = read_training_meta(ROOT / "checkpoints" / "champion" / "step_0000001525", "train.py")["config"]
+    assert "deadwood_shaping" not in saved and "knock_ent_coef" not in saved
+    c = Config(**from_saved(saved))
+    assert (c.deadwood_shaping, c.knock_ent_coef, c.architecture) == (0.0, 0.0, "belief")
+    assert Config().deadwood_shaping == 2.0 and Config().knock_ent_coef == 0.5
+    fresh = from_saved({"architecture": "belief", "deadwood_shaping": 2.0, "knock_ent_coef": 0.5})
+    assert (fresh["deadwood_shaping"], fresh["knock_ent_coef"]) == (2.0, 0.5)
 
 
 def test_ctrl_c_writes_a_checkpoint_and_says_how_to_resume(tmp_path):
@@ -569,12 +586,11 @@ def test_a_short_oklahoma_run_does_not_fall_into_the_stalling_loop(tmp_path):
     """The setup that fell fastest into the loop of taking the face-up card back and forth
     (docs/training.md: the belief actor with a knock bonus of 1.0 had 66% of its hands
     capped within 0.3M decisions) under oklahoma, for about a minute: with capped hands
-    bootstrapped from the critic, under 5% of its training hands reach the cap."""
+    bootstrapped from the critic and the default's shaping, under 5% of its training
+    hands reach the cap even with twice the default's knock bonus."""
     sets = [
         "rules=oklahoma",
-        "architecture=belief",
         "knock_ent_coef=1.0",
-        "deadwood_shaping=2.0",
         "num_envs=256",
         "total_decisions=400000",
         "eval_every=1000",

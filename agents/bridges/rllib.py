@@ -22,7 +22,9 @@ the same checkpoints, trained by RLlib's PPO (its new API stack):
 - **The project's network.** ``GinRLModule`` holds ``agents.training.network.ActorCritic``
   built from any ``NetworkSpec``; illegal logits are filled with -1e8 as in train.py, the
   belief net's cross-entropy joins PPO's loss (``GinPPOLearner``), the learning rate and
-  entropy coefficient follow train.py's schedules, Adam as train.py's. Gradients are
+  entropy coefficient follow train.py's schedules, Adam as train.py's; the deadwood
+  shaping (``deadwood_shaping``) is added to the env's rewards along the learner's
+  decisions, as train.py adds it along each seat's. Gradients are
   clipped by their global norm (train.py clips the belief net's apart).
 - **Checkpoints** are train.py's (``checkpoints/<run>/step_<n>/``, safetensors and JSON):
   ``load_policy``, the evaluator, the ONNX export, the terminal and the server load them
@@ -79,11 +81,12 @@ from agents.training.checkpoint import (  # noqa: E402
 from agents.training.config import Config, make_config  # noqa: E402
 from agents.training.loop import knock_bonus  # noqa: E402
 from agents.training.network import ActorCritic, NetworkSpec, belief_loss, knock_entropy, masked_logits  # noqa: E402
+from agents.training.rollout import deadwood_potential  # noqa: E402
 from agents.training.run import StopSignal, check_writable, evaluate, log_eval, plan_run, say, stopped  # noqa: E402
 from ginenv import core  # noqa: E402
 from ginenv.actions import NUM_ACTIONS  # noqa: E402
 from ginenv.cards import NUM_CARDS  # noqa: E402
-from ginenv.observation import OBS_SIZE, observe  # noqa: E402
+from ginenv.observation import OBS_SIZE, SCALAR, observe  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
 from ginenv.versus import Versus  # noqa: E402
 
@@ -176,7 +179,9 @@ class RLlibGinEnv(VectorEnv):
         self._seed += 1  # a later reset without a seed deals other games
         self.league.begin(state, 0)
         self._hold[:] = False
-        return self._rows(), {}
+        rows = self._rows()
+        self._phi = self._potential(rows)
+        return rows, {}
 
     def step(self, actions):
         rewards, _ = self.league.play(np.asarray(actions).astype(np.int64), hold=self._hold)
@@ -184,8 +189,17 @@ class RLlibGinEnv(VectorEnv):
         terminated, truncated = np.zeros(self.num_envs, bool), np.zeros(self.num_envs, bool)
         for info in self.league.finished:
             (truncated if info["truncated"] else terminated)[info["game"]] = True
+        rows = self._rows()
+        if self.c.deadwood_shaping:  # train.py's shaping, along the learner's decisions
+            phi = self._potential(rows)
+            after = np.where(terminated, 0.0, self.c.gamma * phi)  # a truncation bootstraps
+            rewards = rewards + np.where(self._hold, 0.0, after - self._phi)  # held: a new deal
+            self._phi = phi
         self._hold = terminated | truncated  # NEXT_STEP: the next step starts their new episode
-        return self._rows(), rewards.astype(np.float32), terminated, truncated, {}
+        return rows, rewards.astype(np.float32), terminated, truncated, {}
+
+    def _potential(self, rows: np.ndarray) -> np.ndarray:
+        return deadwood_potential(rows[:, SCALAR["own_deadwood"]], self.c.deadwood_shaping, self.c.reward_scale)
 
     def _rows(self) -> np.ndarray:
         lg = self.league
@@ -276,10 +290,6 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
         raise ValueError(
             "pfsp, exploiter_every and league_exploiter_every are train.py's league: the RLlib trainer "
             "draws opponents by the fixed shares (set them to 0)"
-        )
-    if c.deadwood_shaping:
-        raise ValueError(
-            "deadwood_shaping is train.py's: the RLlib trainer takes the game's rewards as they are (set it to 0)"
         )
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the

@@ -78,7 +78,7 @@ class Config:
     """Rewards are (own - opponent) points times this."""
     match_win_reward: float = 0.0
     """In match mode, +/- this to the winner / loser at the end of a match."""
-    total_decisions: int = 12_000_000
+    total_decisions: int = 9_000_000
     """Decisions to play in all, both seats (num_envs x num_steps per update)."""
     num_envs: int = 512
     """Games played at once."""
@@ -112,8 +112,8 @@ class Config:
     have taught "knock at once" against weak play (docs/training.md)."""
     knock_ent_decisions: int = 0
     """Decisions over which ``knock_ent_coef`` falls to 0 (then 0); 0: the whole run. A
-    long run that sets the default's 12M keeps the default's schedule."""
-    deadwood_shaping: float = 0.0
+    long run can keep a shorter run's schedule (``configs/scratch_long.yaml``: 12M)."""
+    deadwood_shaping: float = 2.0
     """Training only: a potential-based shaping of the reward (Ng et al. 1999), with the
     potential ``-deadwood_shaping x`` the mover's deadwood (the observation's
     ``own_deadwood``, in points, times ``reward_scale``): each decision is credited with
@@ -121,7 +121,7 @@ class Config:
     once the episode is over (the hand, or with ``mode: match`` the match). It pays for
     lowering the deadwood as it happens and sums to a constant over an episode, so the
     best policy is the game's (Ng et al.'s theorem). It kept the belief actor out of the
-    stalling loop from scratch (docs/training.md). 0: off."""
+    stalling loop from scratch under every rules preset (docs/training.md). 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -132,10 +132,12 @@ class Config:
     """Hidden layer widths of the actor and of the critic (``NetworkSpec``)."""
     activation: str = _NET.activation
     """relu, tanh or gelu."""
-    architecture: str = _NET.architecture
+    architecture: str = "belief"
     """Actor: ``cards`` (a head shared by the 52 cards), ``belief`` (that head also reads
-    each card's neighbours and a learnt belief over the opponent's unseen cards) or
-    ``mlp`` (see ``agents.training.network``)."""
+    each card's neighbours and a learnt belief over the opponent's unseen cards; the
+    default: with ``deadwood_shaping`` it learns every rules preset from scratch) or
+    ``mlp`` (see ``agents.training.network``). ``NetworkSpec``'s own default stays
+    ``cards``: what a ``policy.json`` without the key was trained with."""
     privileged_critic: bool = _NET.privileged_critic
     """The critic also sees the opponent's hand (training only)."""
     belief_coef: float = 1.0
@@ -477,15 +479,21 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
 #: Settings of variants that have left the product (docs/experiments.md), with the value
 #: at which a saved config did not use them.
 _RETIRED = {"feed_penalty": 0.0, "critic_lookahead": 0, "danger_coef": None, "danger_learning_rate": 0.0}
+#: Settings added or whose default changed after runs were saved without them: the value
+#: such a run trained with (not today's default), so resuming it keeps its recipe. The
+#: knock bonus and the shaping came after ``checkpoints/champion``; the default actor
+#: was ``cards`` until the belief recipe became the default.
+_UNSAID = {"knock_ent_coef": 0.0, "deadwood_shaping": 0.0, "architecture": "cards"}
 
 
 def from_saved(saved: dict) -> dict:
     """A config saved by this or an earlier version, as ``Config``'s keys: the
     ``opponent_<kind>`` shares become ``opponents``; the settings of retired variants are
-    dropped where unused and refused where used."""
+    dropped where unused and refused where used; a setting it lacks that came later (or
+    changed its default) takes the value the run had (``_UNSAID``)."""
     if not isinstance(saved, dict):
         raise ValueError(f"a saved config must be a mapping, got {type(saved).__name__}")
-    out = dict(saved)
+    out = {**_UNSAID, **saved}
     shares = {k.removeprefix("opponent_"): out.pop(k) for k in list(out) if k in _RENAMED}
     if shares:
         out["opponents"] = {k: v for k, v in shares.items() if v}

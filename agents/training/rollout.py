@@ -233,6 +233,12 @@ def hand_stats(b: Rollout) -> dict:
     return out
 
 
+def deadwood_potential(own_deadwood: np.ndarray, coef: float, reward_scale: float) -> np.ndarray:
+    """The shaping's potential: ``-coef`` x the seat's deadwood in points x
+    ``reward_scale``, from the observation's ``own_deadwood`` column (as observed)."""
+    return -coef * reward_scale * SCALAR_SCALES["own_deadwood"] * own_deadwood
+
+
 def shape_rewards(b: Rollout, gamma: float, coef: float, reward_scale: float) -> None:
     """Add the potential-based shaping of ``Config.deadwood_shaping`` to ``b.rewards``, in
     place: at each decision of the learner, ``gamma * phi(next) - phi(now)`` with ``phi``
@@ -241,11 +247,11 @@ def shape_rewards(b: Rollout, gamma: float, coef: float, reward_scale: float) ->
     end, or the episode's end (``phi`` 0)."""
     if not coef:
         return
-    scale = -coef * reward_scale * SCALAR_SCALES["own_deadwood"]
-    phi = scale * b.obs[..., SCALAR["own_deadwood"]]
+    phi = deadwood_potential(b.obs[..., SCALAR["own_deadwood"]], coef, reward_scale)
     cols = np.arange(b.rewards.shape[1])
     nt = b.next_t
-    after = np.where(nt >= 0, phi[np.maximum(nt, 0), cols[None, :]], scale * b.boot_deadwood)
+    boot = deadwood_potential(b.boot_deadwood, coef, reward_scale)
+    after = np.where(nt >= 0, phi[np.maximum(nt, 0), cols[None, :]], boot)
     after = np.where(b.dones, 0.0, after)
     b.rewards += np.where(b.valid, gamma * after - phi, 0.0).astype(np.float32)
 
