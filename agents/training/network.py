@@ -6,13 +6,13 @@ policy loader and the exporter.
 
 Actor architectures (``architecture``):
 
-- ``cards`` (default): a trunk MLP reads the whole observation into a context vector;
+- ``cards`` (``NetworkSpec``'s default, what a spec without the key means): a trunk MLP reads the whole observation into a context vector;
   from it come the weights of one linear head shared by all 52 cards, which reads
   each card's own features (its 9 observation planes, its rank and suit) and gives the
   card's two logits, discard and knock; a linear head on the context gives the other
   four (stock, take, pass, big gin). Sharing the card head across cards means "throw
   the card that leaves the least deadwood" is learnt once, not 52 times.
-- ``belief`` (the shipped bot's): ``cards`` with each card's neighbourhood added to its
+- ``belief`` (the training default, and the shipped bot's): ``cards`` with each card's neighbourhood added to its
   features (for seven planes, how many cards of the same rank, and of the same suit one
   and two ranks away, that plane holds: 21 features a card, by fixed shifts of the
   observation), plus a belief net: an MLP from the observation to the probability that
