@@ -9,6 +9,13 @@ trained policies (``agents.training.policy``) implement it.
 An agent that searches (``reads_state = True``, ``agents.training.search``) also takes
 the games' state and the seats it plays, which it reads only through
 ``ginenv.worlds.resample_hidden``; ``choose`` calls either kind.
+
+An agent with ``pure = True`` chooses from what it is given alone (no state of its own
+that its moves advance, as a seeded random agent's generator): asked the same question
+twice it answers the same, so a stored game may replay its recorded moves instead of
+asking it again (``agents.play.game.Game``'s ``bot_actions``). The deterministic
+baselines, the greedy trained policies and the search (which seeds itself from the
+observation) are pure; ``random`` is not.
 """
 
 from __future__ import annotations

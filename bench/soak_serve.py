@@ -30,6 +30,7 @@ import os
 import random
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,7 @@ class Stats:
         self.finished = 0
         self.games = {}  # gid -> {"actions": [...], "state": last seen}
         self.retried = 0
+        self.served_by = []  # (when it ended (monotonic), the worker's pid from X-Served-By)
 
     def count(self, status: int) -> None:
         self.status[status] = self.status.get(status, 0) + 1
@@ -105,6 +107,7 @@ async def request(client, stats: Stats, kind: str, method: str, path: str, **kw)
             continue
         stats.latency.append((kind, time.monotonic(), time.perf_counter() - t))
         stats.count(r.status_code)
+        stats.served_by.append((time.monotonic(), r.headers.get("x-served-by", "?")))
         return r
     raise RuntimeError(f"{method} {path}: no answer after 20 tries")
 
@@ -116,10 +119,16 @@ def human_actions(record: dict) -> list:
     return [m["action"] for m in moves if m["player"] == "human"]
 
 
+#: One TLS context for every client (the soak speaks plain HTTP): httpx builds a new one,
+#: loading the CA bundle, for each client otherwise, ~28 ms of the clients' one event
+#: loop each, which the first requests' latencies measured (1.4-1.8 s at the start).
+TLS = ssl.create_default_context()
+
+
 async def player(k: int, url: str, end: float, stats: Stats, think: float, seed: int) -> None:
     rng = random.Random(seed * 1000 + k)
     await asyncio.sleep(rng.uniform(0, 2 * think))  # people arrive one by one, not all at the same instant
-    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=60, verify=TLS) as client:
         while time.monotonic() < end:
             mode = rng.choice(["hand", "match"])
             r = await request(client, stats, "create", "POST", "/api/games", json={"mode": mode})
@@ -159,7 +168,7 @@ async def player(k: int, url: str, end: float, stats: Stats, think: float, seed:
 async def verify(url: str, stats: Stats) -> tuple:
     """Every game read back: ``(lost, changed)``."""
     lost = changed = 0
-    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=60, verify=TLS) as client:
         for gid, game in stats.games.items():
             r = await client.get(f"/api/games/{gid}")
             rec = await client.get(f"/api/games/{gid}/record")
@@ -189,16 +198,21 @@ async def soak(args) -> dict:
     memory = {}  # pid -> {"start": (t, kib), "minute": kib, "end": kib}
     kills = []
     try:
-        for _ in range(600):
+        serving = set()  # the workers that answered: the soak starts once every one serves
+        for _ in range(1200):
             try:
-                if httpx.get(url + "/api/text/en", timeout=1).status_code == 200 and len(workers_of(server.pid)) >= 1:
-                    break
+                r = httpx.get(url + "/api/text/en", timeout=1)  # a new connection each time
+                if r.status_code == 200:
+                    serving.add(r.headers.get("x-served-by"))
             except httpx.TransportError:
                 pass
+            if len(serving) >= args.workers:
+                break
             if server.poll() is not None:
                 raise RuntimeError(f"the server did not start: {server.stderr.read()[-2000:]}")
-            time.sleep(0.1)
-        await asyncio.sleep(2.0)  # every worker up and serving
+            time.sleep(0.05)
+        else:
+            raise RuntimeError(f"only {len(serving)} of {args.workers} workers answered within a minute")
         stats = Stats()
         cpu = time.process_time()
         start = time.monotonic()
@@ -273,8 +287,20 @@ async def soak(args) -> dict:
         "games_lost": lost,
         "games_changed": changed,
         "worker_memory": workers,
+        "busiest_share": busiest_share(stats.served_by, start, args.seconds),
         "slowest": [{"kind": k, "at_s": round(t - start, 1), "ms": round(1000 * d, 1)} for k, t, d in slowest],
     }
+
+
+def busiest_share(served_by: list, start: float, seconds: float, window: float = 10.0) -> list:
+    """Per ``window`` seconds of the soak: the share of its requests that the busiest
+    worker answered (0.5 is an even split between two)."""
+    counts: dict = {}
+    for t, who in served_by:
+        k = int((t - start) // window)
+        counts.setdefault(k, {}).setdefault(who, 0)
+        counts[k][who] += 1
+    return [round(max(c.values()) / sum(c.values()), 2) for _, c in sorted(counts.items())]
 
 
 def report(r: dict) -> list:
@@ -303,6 +329,7 @@ def report(r: dict) -> list:
         growth = "" if w["growth"] is None else f" ({100 * w['growth']:+.1f}% after the first minute)"
         start, end = f"{w['start_kib'] / 1024:.0f} MiB", f"{w['end_kib'] / 1024:.0f} MiB"
         print(f"worker {w['pid']}: {start} at start, {minute} at 1 min, {end} at end{growth}")
+    print("the busiest worker's share of each 10 s: " + " ".join(f"{x:.2f}" for x in r["busiest_share"]))
     print("slowest: " + ", ".join(f"{x['kind']} {x['ms']:.0f} ms at {x['at_s']:g} s" for x in r["slowest"]))
     missed = []
     if r["errors_5xx"]:

@@ -106,6 +106,8 @@ def _discard_key(mask52, after, score=None):
 
 
 class _Heuristic:
+    pure = True  # its move depends on the observation alone (agents.base)
+
     def __init__(self, seed: int = 0):
         pass  # deterministic; ``seed`` keeps one constructor for every baseline
 
@@ -284,6 +286,7 @@ def danger(obs) -> np.ndarray:
 
 class RandomAgent:
     name = "random"
+    pure = False  # its generator moves on with every move
 
     def __init__(self, seed: int = 0):
         self.rng = np.random.default_rng(seed)

@@ -58,9 +58,16 @@ def label(action: int) -> str:
 
 
 class Game:
-    """One game of a person (``seat``) against ``agent`` (anything with ``act``)."""
+    """One game of a person (``seat``) against ``agent`` (anything with ``act``).
 
-    def __init__(self, agent, rules=None, mode: str = "match", seed: int | None = None, seat: int = 0):
+    ``bot_actions``: the agent's moves recorded by an earlier run of the same game
+    (``Game.bot_actions``), played in order instead of asking the agent while they last,
+    each checked legal: a stored game rebuilt without the agent's inference. Only for a
+    ``pure`` agent (``agents.base``), whose moves the record then equals."""
+
+    def __init__(
+        self, agent, rules=None, mode: str = "match", seed: int | None = None, seat: int = 0, bot_actions=None
+    ):
         if not callable(getattr(agent, "act", None)):
             raise ValueError(
                 f"agent must have act(observations, action_masks): e.g. agents.make_agent('knock_early'), got {agent!r}"
@@ -73,6 +80,10 @@ class Game:
         self.agent, self.rules, self.mode, self._seed, self.seat = agent, resolve(rules), mode, seed, seat
         self.rules_name = rules if isinstance(rules, str) else None
         self.actions: list = []  # the person's moves, in order: with the seeds, the whole game
+        self.bot_actions: list = []  # the agent's moves, in order (a pure agent's are the seeds' and actions')
+        if bot_actions is not None and not getattr(agent, "pure", False):
+            raise ValueError(f"recorded bot moves replay only a pure agent (agents.base); {agent!r} is not")
+        self._script = [] if bot_actions is None else [_action_id(a) for a in reversed(list(bot_actions))]
         self.history: list = []  # each finished hand: its moves and its result
         self.state = core.init(1, self.rules, seed=seed, mode=mode)
         self.upcard = format_card(self.state.pile[0, 0])  # this hand's first face-up card
@@ -129,8 +140,7 @@ class Game:
         core.step(s, np.array([action]))
         # The card the person drew from the stock (its own card: shown until it discards).
         self.drawn = int(np.flatnonzero(s.hands_of(self.seat)[0] & ~before)[0]) if before is not None else None
-        if who == HUMAN:
-            self.actions.append(action)
+        (self.actions if who == HUMAN else self.bot_actions).append(action)
         if s.hand_ended[0]:
             self.results.append(self._result())
             self.history.append({"upcard": self.upcard, "moves": self.moves, "result": self.results[-1]})
@@ -144,7 +154,12 @@ class Game:
             s = self.state
             other = 1 - self.seat
             mask = core.legal_action_mask(s)
-            action = int(np.asarray(choose(self.agent, observe(s, other), mask, s, np.array([other]))).reshape(-1)[0])
+            if self._script:  # a rebuilt game: the agent's recorded move
+                action = self._script.pop()
+                if not mask[0, action]:
+                    raise ValueError(f"replay: the bot's recorded move {action} is not legal here")
+            else:
+                action = int(np.asarray(choose(self.agent, observe(s, other), mask, s, np.array([other]))).reshape(-1)[0])
             shown = self._public_label(action)
             hand = int(s.hand_no[0])
             self._step(action, BOT)
@@ -241,12 +256,15 @@ class Game:
 
     def replay(self, actions) -> None:
         """Play the person's ``actions`` (action ids) in order (a stored game rebuilt);
-        ``ValueError`` naming the first that is not an action id or not legal then."""
+        ``ValueError`` naming the first that is not an action id or not legal then, or
+        if recorded bot moves (``bot_actions``) are left over at the end."""
         for k, a in enumerate(actions):
             try:
                 self.play(a)
             except ValueError as e:
                 raise ValueError(f"replay: move {k} ({a!r}) cannot be played: {e}") from None
+        if self._script:
+            raise ValueError(f"replay: {len(self._script)} recorded bot moves were never reached")
 
     # ---------------------------------------------------------------------- view
     def view(self) -> dict:
@@ -294,6 +312,12 @@ class Game:
 
 class MoveError(ValueError):
     """A typed move that cannot be played, with why, in the language it was asked in."""
+
+
+def _action_id(a) -> int:
+    if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not 0 <= int(a) < A.NUM_ACTIONS:
+        raise ValueError(f"replay: a recorded bot move must be an action id 0..{A.NUM_ACTIONS - 1}, got {a!r}")
+    return int(a)
 
 
 def parse_move(text: str, legal: list, taken: str | None = None, lang: str = "en") -> int:

@@ -45,8 +45,9 @@ from agents import strict_json
 
 KEY_ENV = "GINENV_STORE_KEY"
 KEY_BYTES = 32
-#: A live record's fields that are sealed (the whole deal and the bot's choices).
-SEALED_FIELDS = ("seed", "agent_seed")
+#: A live record's fields that are sealed (the whole deal and the bot's choices: its
+#: seed, and its moves, among which a knock's card lies face down until the hand ends).
+SEALED_FIELDS = ("seed", "agent_seed", "bot_actions")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (

@@ -40,6 +40,10 @@ class Policy:
     an array. Illegal actions are never chosen.
     """
 
+    #: ``act`` is greedy unless asked to sample (agents.base): a game's frontend asks
+    #: for the greedy move, which depends on the observation alone.
+    pure = True
+
     def __init__(self, model: ActorCritic, meta: dict | None = None, name: str = "policy", seed: int = 0):
         self.model = model.eval()
         self.meta = meta or {}

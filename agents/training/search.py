@@ -35,6 +35,7 @@ Z = 2.0  # the search overrides the policy only where the gain is this many stan
 
 class SearchAgent:
     reads_state = True
+    pure = True  # seeded from the observation at every move (agents.base)
 
     def __init__(self, policy: Policy, worlds: int = 16, candidates: int = 4, seed: int = 0):
         for name, v in (("worlds", worlds), ("candidates", candidates)):
