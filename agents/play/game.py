@@ -159,7 +159,8 @@ class Game:
                 if not mask[0, action]:
                     raise ValueError(f"replay: the bot's recorded move {action} is not legal here")
             else:
-                action = int(np.asarray(choose(self.agent, observe(s, other), mask, s, np.array([other]))).reshape(-1)[0])
+                chosen = choose(self.agent, observe(s, other), mask, s, np.array([other]))
+                action = int(np.asarray(chosen).reshape(-1)[0])
             shown = self._public_label(action)
             hand = int(s.hand_no[0])
             self._step(action, BOT)

@@ -6,23 +6,24 @@ policy loader and the exporter.
 
 Actor architectures (``architecture``):
 
-- ``cards`` (``NetworkSpec``'s default, what a spec without the key means): a trunk MLP reads the whole observation into a context vector;
-  from it come the weights of one linear head shared by all 52 cards, which reads
-  each card's own features (its 9 observation planes, its rank and suit) and gives the
-  card's two logits, discard and knock; a linear head on the context gives the other
-  four (stock, take, pass, big gin). Sharing the card head across cards means "throw
-  the card that leaves the least deadwood" is learnt once, not 52 times.
-- ``belief`` (the training default, and the shipped bot's): ``cards`` with each card's neighbourhood added to its
-  features (for seven planes, how many cards of the same rank, and of the same suit one
-  and two ranks away, that plane holds: 21 features a card, by fixed shifts of the
-  observation), plus a belief net: an MLP from the observation to the probability that
-  the opponent holds each card it has not shown. It is trained on the opponent's real
-  hand (known during training only, like the privileged critic's input) with a
-  cross-entropy on the unseen cards, and its output, detached, is a further card plane
-  for the head: the belief itself and its counts over the card's neighbours (4 more
-  features a card). The cards the opponent took and still holds count as 1, all other
-  seen cards as 0. At play time the belief comes from the observation alone, so the
-  policy stays fair.
+- ``cards`` (``NetworkSpec``'s default, what a spec without the key means): a trunk MLP
+  reads the whole observation into a context vector; from it come the weights of one
+  linear head shared by all 52 cards, which reads each card's own features (its 9
+  observation planes, its rank and suit) and gives the card's two logits, discard and
+  knock; a linear head on the context gives the other four (stock, take, pass, big gin).
+  Sharing the card head across cards means "throw the card that leaves the least
+  deadwood" is learnt once, not 52 times.
+- ``belief`` (the training default, and the shipped bot's): ``cards`` with each card's
+  neighbourhood added to its features (for seven planes, how many cards of the same
+  rank, and of the same suit one and two ranks away, that plane holds: 21 features a
+  card, by fixed shifts of the observation), plus a belief net: an MLP from the
+  observation to the probability that the opponent holds each card it has not shown. It
+  is trained on the opponent's real hand (known during training only, like the
+  privileged critic's input) with a cross-entropy on the unseen cards, and its output,
+  detached, is a further card plane for the head: the belief itself and its counts over
+  the card's neighbours (4 more features a card). The cards the opponent took and still
+  holds count as 1, all other seen cards as 0. At play time the belief comes from the
+  observation alone, so the policy stays fair.
 - ``mlp``: one MLP from the observation to the 108 logits.
 
 The actor sees only the player's observation; illegal logits are filled with -1e8
