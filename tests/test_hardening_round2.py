@@ -388,15 +388,20 @@ def test_the_checksums_cover_the_json_files(tmp_path):
         load_policy(tmp_path / "dup" / "r")
 
 
-def test_ctrl_c_while_imitating_checkpoints_and_the_resume_equals_an_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("teacher", ["knock_early", "checkpoint"])
+def test_ctrl_c_while_imitating_checkpoints_and_the_resume_equals_an_uninterrupted_run(tmp_path, teacher):
+    """A baseline's moves, or a checkpoint's sampled moves and probabilities (its
+    sampling generator saved with the imitation)."""
     from safetensors.torch import load_file
     from test_train import interrupt_train
 
     import train
 
-    sets = [*TINY, "bc_teacher=knock_early", "bc_decisions=400000", "total_decisions=256"]
+    if teacher == "checkpoint":
+        teacher = str(train.train(tiny(tmp_path / "teacher", "total_decisions=256"), quiet=True).parent)
+    sets = [*TINY, f"bc_teacher={teacher}", "bc_decisions=400000", "total_decisions=256"]
     dirs = [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=cut"]
-    code, _, err = interrupt_train(sets + dirs, "imitating knock_early", cwd=tmp_path)
+    code, _, err = interrupt_train(sets + dirs, f"imitating {teacher}", cwd=tmp_path)
     assert code == 0, err
     run = tmp_path / "ck" / "cut"
     step = run / (run / "LATEST").read_text().strip()

@@ -20,7 +20,7 @@ from agents.evaluate import play
 from agents.training.checkpoint import CheckpointError, json_text
 from agents.training.policy import load_policy
 from agents.training.run import resumed_config
-from ginenv import VectorEnv
+from ginenv import VectorEnv, core
 from ginenv.rules import Rules
 
 ROOT = Path(__file__).parent.parent
@@ -260,7 +260,7 @@ def test_config_errors_name_the_valid_keys(tmp_path):
         train.make_config(sets=["learning_rate"])
     with pytest.raises(ValueError, match="rules must be one of"):
         train.make_config(sets=["rules=vegas"])
-    with pytest.raises(ValueError, match="bc_teacher must be empty or a baseline name .*patient"):
+    with pytest.raises(ValueError, match="bc_teacher must be empty, a baseline name .*patient.* or a checkpoint"):
         train.make_config(sets=["bc_teacher=knock_late"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_envs: [1, 2\n")
@@ -379,6 +379,44 @@ def test_belief_actor_trains_logs_loads_and_exports(tmp_path):
     values = [e.value for e in events.Scalars("losses/belief_cross_entropy")]
     assert len(values) == 6 and all(0 < v < 1 for v in values)
     assert len(events.Scalars("bc/loss")) >= 1
+
+
+def test_a_checkpoint_teacher_is_distilled_into_a_network_of_another_size(tmp_path):
+    """``bc_teacher`` as a checkpoint: the student (another width) learns the teacher's
+    probabilities. On fresh games the teacher plays, the KL divergence from the teacher
+    to the distilled student must fall well below a fresh student's, and the greedy
+    moves mostly agree; a directory that is no checkpoint is a clear error."""
+    from agents.training.policy import load_policy
+
+    teacher_dir = train.train(  # a peaked policy: knock_early's moves, imitated
+        tiny_config(tmp_path / "t", bc_teacher="knock_early", bc_decisions=40_000, total_decisions=128), quiet=True
+    )
+    student_sets = dict(hidden_sizes="[32]", bc_teacher=str(teacher_dir.parent), total_decisions=128, eval_every=0)
+    fresh = train.train(tiny_config(tmp_path / "f", **student_sets, bc_decisions=0), quiet=True, stop_after=0)
+    student = train.train(tiny_config(tmp_path / "s", **student_sets, bc_decisions=60_000), quiet=True, stop_after=0)
+    teacher, fresh, student = (load_policy(p) for p in (teacher_dir, fresh, student))
+    assert student.meta["network"]["hidden_sizes"] == [32] != teacher.meta["network"]["hidden_sizes"]
+    env = VectorEnv(256, "standard", seed=99)
+    env.reset()
+    obs, mask = env.observe(), core.legal_action_mask(env.state)
+    observations, masks = [], []
+    for _ in range(12):
+        observations.append(obs.copy()), masks.append(mask.copy())
+        out = env.step(teacher.act(obs, mask, deterministic=False))
+        obs, mask = out.obs, out.action_mask
+    obs, mask = np.concatenate(observations), np.concatenate(masks)
+    p = teacher.probabilities(obs, mask)
+
+    def kl(q):
+        legal = p > 0
+        return float(np.mean(np.sum(np.where(legal, p * (np.log(np.where(legal, p, 1)) - np.log(q + 1e-12)), 0), 1)))
+
+    kl_fresh, kl_student = kl(fresh.probabilities(obs, mask)), kl(student.probabilities(obs, mask))
+    assert kl_student < 0.5 * kl_fresh, (kl_student, kl_fresh)
+    assert np.mean(student.act(obs, mask) == teacher.act(obs, mask)) > 0.8
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="bc_teacher .*empty"):
+        train.train(tiny_config(tmp_path / "e", bc_teacher=str(tmp_path / "empty"), bc_decisions=128), quiet=True)
 
 
 def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network(tmp_path):

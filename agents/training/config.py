@@ -187,7 +187,10 @@ class Config:
     inputs differ (``privileged_critic``), the critic starts fresh (give it
     ``critic_warmup_updates``)."""
     bc_teacher: str = ""
-    """Warm start: a baseline whose moves the actor imitates before PPO ("" for none)."""
+    """Warm start: a baseline whose moves the actor imitates before PPO, or a checkpoint
+    (a run or step directory) whose policy it is distilled from: the checkpoint plays
+    both seats by sampling its own policy and the actor learns its probabilities (a
+    network of another size can start from a trained one so). "" for none."""
     bc_decisions: int = 0
     """Decisions of the teacher (playing both seats) to imitate, each seen once."""
     bc_learning_rate: float = 1e-3
@@ -300,8 +303,11 @@ class Config:
         for name in ("gamma", "gae_lambda"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 problems.append(f"{name} must be between 0 and 1, got {getattr(self, name)}")
-        if self.bc_teacher and self.bc_teacher not in BASELINES:
-            problems.append(f"bc_teacher must be empty or a baseline name ({', '.join(BASELINES)})")
+        if self.bc_teacher and self.bc_teacher not in BASELINES and not Path(self.bc_teacher).exists():
+            problems.append(
+                f"bc_teacher must be empty, a baseline name ({', '.join(BASELINES)}) or a checkpoint "
+                f"directory, got {self.bc_teacher!r} (no baseline of that name, no such path)"
+            )
         problems += _opponent_problems(self.opponents)
         if isinstance(self.opponents, dict) and self.opponents.get("frozen") and not self.frozen:
             problems.append("opponents give episodes to frozen, but no frozen checkpoint is set")

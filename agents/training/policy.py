@@ -91,7 +91,8 @@ def load_policy(path, seed: int = 0) -> Policy:
     """Load a checkpoint (run dir, step dir or policy file) as a ``Policy``."""
     step_dir = resolve_checkpoint(path)
     meta = read_meta(step_dir)
-    model = build_model(meta)
+    with torch.random.fork_rng(devices=[]):  # its fresh weights are overwritten: leave torch's generator alone
+        model = build_model(meta)
     weights = load_tensors(step_dir / "policy.safetensors", meta)
     try:
         model.load_state_dict(weights)

@@ -2,8 +2,10 @@
 
 - ``Imitation``: the actor imitates a baseline (``bc_teacher``) playing both seats:
   cross-entropy of the masked logits against the teacher's moves, on fresh games, each
-  decision seen once (the belief net learns from those games too). It stops between
-  chunks on a signal and checkpoints, and a resume goes on exactly there.
+  decision seen once (the belief net learns from those games too). A checkpoint as the
+  teacher (``PolicyTeacher``) is distilled instead: it samples its own moves and the
+  targets are its probabilities. It stops between chunks on a signal and checkpoints,
+  and a resume goes on exactly there.
 - ``load_initial_weights``: ``init_from``, another checkpoint's network weights.
 """
 
@@ -25,6 +27,34 @@ IMITATION_SEED_OFFSET = 1_000_003  # the imitation games' seed, apart from the t
 CHUNK_STEPS = 16  # steps of all games gathered before each pass over them
 
 
+class PolicyTeacher:
+    """A checkpoint as the teacher: ``targets`` are its probabilities of every action
+    (the soft targets of distillation), ``act`` samples them with ``rng`` (a numpy
+    generator, saved with the imitation so that a resume plays the same games)."""
+
+    def __init__(self, path, seed: int):
+        try:
+            self.policy = load_policy(path)
+        except checkpoint.CheckpointError as e:
+            raise checkpoint.CheckpointError(f"bc_teacher {path}: {e}") from None
+        self.rng = np.random.default_rng(seed)
+
+    def targets(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return self.policy.probabilities(obs, mask).astype(np.float32)
+
+    def sample(self, probs: np.ndarray) -> np.ndarray:
+        """One action a row of ``probs``, by the inverse of the cumulative distribution."""
+        cdf = np.cumsum(probs, 1, dtype=np.float64)
+        u = self.rng.random(len(probs)) * cdf[:, -1]
+        drawn = (cdf <= u[:, None]).sum(1)
+        return np.minimum(drawn, (cdf < cdf[:, -1:]).sum(1)).astype(np.int64)  # u at the total: the last legal
+
+
+def make_teacher(name: str, seed: int):
+    """``bc_teacher``: a baseline by name, else a checkpoint (``PolicyTeacher``)."""
+    return BASELINES[name](seed=seed) if name in BASELINES else PolicyTeacher(name, seed)
+
+
 class Imitation:
     """The actor imitates ``config.bc_teacher`` for ``config.bc_decisions`` decisions, in
     chunks of ``CHUNK_STEPS`` steps of every game; ``run(stop)`` returns early (between
@@ -34,7 +64,7 @@ class Imitation:
     def __init__(self, model: ActorCritic, config: Config, device):
         c = self.config = config
         self.model, self.device = model, device
-        self.teacher = BASELINES[c.bc_teacher](seed=c.seed)
+        self.teacher = make_teacher(c.bc_teacher, c.seed)
         self.env = VectorEnv(c.num_envs, c.rules, seed=c.seed + IMITATION_SEED_OFFSET, mode=c.mode)
         self.env.reset()
         self.opt = torch.optim.Adam(model.actor.parameters(), lr=c.bc_learning_rate)
@@ -52,8 +82,12 @@ class Imitation:
         while not self.done and not stop():
             chunk = [], [], [], []
             for _ in range(CHUNK_STEPS):
-                act = self.teacher.act(obs, mask)
-                for buf, x in zip(chunk, (obs.copy(), mask.copy(), act, self._opponent_hands())):
+                if isinstance(self.teacher, PolicyTeacher):
+                    target = self.teacher.targets(obs, mask)
+                    act = self.teacher.sample(target)
+                else:
+                    target = act = self.teacher.act(obs, mask)
+                for buf, x in zip(chunk, (obs.copy(), mask.copy(), target, self._opponent_hands())):
                     buf.append(x)
                 out = env.step(act)
                 obs, mask = out.obs, out.action_mask
@@ -79,13 +113,14 @@ class Imitation:
             idx = torch.from_numpy(part).to(device)
             raw, aux = self.model.actor_with_aux(x[idx])
             logits = masked_logits(raw, m[idx])
-            loss = torch.nn.functional.cross_entropy(logits, y[idx])
+            loss = torch.nn.functional.cross_entropy(logits, y[idx])  # y: moves, or probabilities
             if "belief" in aux:
                 loss = loss + c.belief_coef * belief_loss(aux["belief"], x[idx], opp[idx])
             self.opt.zero_grad()
             loss.backward()
             self.opt.step()
-        accuracy = (logits.argmax(-1) == y[idx]).float().mean().item()
+        best = y[idx] if y.ndim == 1 else y[idx].argmax(-1)
+        accuracy = (logits.argmax(-1) == best).float().mean().item()
         return loss.item(), accuracy, len(x)
 
     # ------------------------------------------------------------ checkpoints
