@@ -262,6 +262,10 @@ def test_config_errors_name_the_valid_keys(tmp_path):
         train.make_config(sets=["rules=vegas"])
     with pytest.raises(ValueError, match="bc_teacher must be empty, a baseline name .*patient.* or a checkpoint"):
         train.make_config(sets=["bc_teacher=knock_late"])
+    with pytest.raises(ValueError, match="players must be 2 or 3"):
+        train.make_config(sets=["players=4"])
+    with pytest.raises(ValueError, match="players=3 needs mode=hand"):
+        train.make_config(sets=["players=3", "mode=match"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("num_envs: [1, 2\n")
     with pytest.raises(ValueError, match="not valid YAML"):

@@ -287,3 +287,37 @@ def test_a_hand_cut_by_the_turn_cap_bootstraps_from_the_critic_and_one_ended_by_
                         assert buf.dones[t0, n]
                 last = {}
     assert cut > 20 and ended > 5
+
+
+def test_three_player_rewards_are_own_minus_the_mean_of_the_two_others_points():
+    """``players=3`` against a reference from each seat's own points: at the table of
+    three, the seat sitting the hand out scores 0, so a seat's reward is own - (opponent's
+    + 0) / 2, times the scale. Every ended hand of 300 games of knock_early against
+    gin_hunter (wins, losses, undercuts, gins, dead hands); 2 leaves them as they are."""
+    from types import SimpleNamespace
+
+    from ginenv.baselines import BASELINES
+    from ginenv.observation import observe
+
+    s = core.init(300, Rules(), mode="hand", game_seeds_=np.arange(300, dtype=np.uint64))
+    agents = BASELINES["knock_early"](), BASELINES["gin_hunter"]()
+    seen, lost = 0, 0
+    while not s.done.all():
+        mover, live = s.current.astype(np.int64), np.flatnonzero(~s.done)
+        obs, mask = observe(s, mover)[live], core.legal_action_mask(s)[live]
+        actions = np.full(len(mover), core.SKIP, np.int64)
+        actions[live] = np.where(mover[live] == 0, agents[0].act(obs, mask), agents[1].act(obs, mask))
+        core.step(s, actions)
+        ended = np.flatnonzero(s.hand_ended)
+        if not ended.size:
+            continue
+        points = (s.hand_points + s.bonus_points).astype(np.float64)[ended]
+        want = (points - 0.5 * points[:, ::-1]) * 0.01
+        got = SimpleNamespace(rewards=core.rewards(s, 0.01)[ended].astype(np.float32))
+        same = copy.deepcopy(got)
+        rollout.table_rewards(got, 3)
+        rollout.table_rewards(same, 2)
+        assert np.allclose(got.rewards, want, atol=1e-6)
+        assert np.array_equal(same.rewards, core.rewards(s, 0.01)[ended].astype(np.float32))
+        seen, lost = seen + len(ended), lost + int((want < 0).sum())
+    assert seen == 300 and lost > 100

@@ -78,6 +78,13 @@ class Config:
     """Rewards are (own - opponent) points times this."""
     match_win_reward: float = 0.0
     """In match mode, +/- this to the winner / loser at the end of a match."""
+    players: int = 2
+    """The table the learner is paid for. 2: a hand's reward is own minus the opponent's
+    points. 3, the three-player table (``ginenv.table``, hand mode only), whose every
+    hand is a two-player hand and whose third player sits it out scoring nothing: own
+    minus the mean of the two others' points, so the opponent's points count half. (The
+    four-player teams table is two two-player tables whose partners' totals add up:
+    each player's part is 2, in match mode.)"""
     total_decisions: int = 9_000_000
     """Decisions to play in all, both seats (num_envs x num_steps per update)."""
     num_envs: int = 512
@@ -259,6 +266,10 @@ class Config:
                 "bc_decisions needs bc_teacher: the baseline to imitate for those decisions "
                 f"(got bc_decisions={self.bc_decisions} and no bc_teacher)"
             )
+        if self.players not in (2, 3):
+            problems.append(f"players must be 2 or 3 (the table the learner is paid for), got {self.players!r}")
+        elif self.players == 3 and self.mode != "hand":
+            problems.append("players=3 needs mode=hand (the three-player table's hands are two-player hands)")
         if self.num_minibatches > self.num_envs * self.num_steps:
             problems.append(
                 "num_minibatches must be at most the decisions of an update, num_envs x num_steps "

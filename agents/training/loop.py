@@ -75,6 +75,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
     frac = p["update"] / c.num_updates
     t1 = time.time()
     game_reward = float(buf.rewards[buf.valid].mean())  # the game's, before any shaping
+    rollout.table_rewards(buf, c.players)
     rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale)
     adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
     stats = ppo.update(

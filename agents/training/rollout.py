@@ -233,6 +233,15 @@ def hand_stats(b: Rollout) -> dict:
     return out
 
 
+def table_rewards(b: Rollout, players: int) -> None:
+    """``Config.players``: at the three-player table a hand's reward is own minus the mean
+    of the two others' points (the third sits the hand out and scores none). A hand's
+    points go to one side only, so a seat's reward r (own minus the opponent's) becomes
+    r where it won and r / 2 where it lost. In place; 2 leaves the rewards as they are."""
+    if players == 3:
+        np.multiply(b.rewards, 0.5, out=b.rewards, where=b.rewards < 0)
+
+
 def deadwood_potential(own_deadwood: np.ndarray, coef: float, reward_scale: float) -> np.ndarray:
     """The shaping's potential: ``-coef`` x the seat's deadwood in points x
     ``reward_scale``, from the observation's ``own_deadwood`` column (as observed)."""
