@@ -2,6 +2,7 @@
 the knock rate, the entropy by phase) against slow references, and the time-to-strength
 script against the evaluator."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -272,3 +273,36 @@ def test_compare_copies_a_newer_benchmark_into_the_other_tree():
         assert bare.returncode != 0
     finally:
         probe.unlink()
+
+
+def test_the_scorecard_gives_the_evaluators_figures_and_says_which_targets_are_met(tmp_path):
+    """bench/scorecard.py against the evaluation CLI's own JSON, opponent by opponent: the
+    win rate, the undercut rate of the bot's knocks, and met / missed from the targets."""
+    out = tmp_path / "card.json"
+    r = subprocess.run(
+        [sys.executable, "bench/scorecard.py", "patient", "--opponents", "camper,knock_early"]
+        + ["--reference", "gin_hunter", "--matches", "30", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert [row["opponent"] for row in rows] == ["camper", "knock_early", "gin_hunter"]
+    lines = [line for line in r.stdout.splitlines() if "knocks undercut" in line]
+    for row, line, target in zip(rows, lines, (0.60, 0.80, 0.55)):
+        cli = tmp_path / f"{row['opponent']}.json"
+        subprocess.run(
+            [sys.executable, "-m", "agents.evaluate", "patient", row["opponent"]]
+            + ["--matches", "30", "--seed", "2026", "--json", str(cli)],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+            timeout=300,
+        )
+        want = json.loads(cli.read_text())["results"][0]
+        assert row["win_rate"] == want["win_rate_a"] and row["undercut_rate"] == want["hand_ends"]["a"]["undercut_rate"]
+        assert line.split()[0] == row["opponent"] and f"{want['win_rate_a']:.3f}" in line
+        assert f"target {target:.2f}  {'met' if want['win_rate_a'] >= target else 'missed'}" in line
+    assert "undercut rate of its knocks against camper" in r.stdout
