@@ -29,8 +29,8 @@ CHUNK_STEPS = 16  # steps of all games gathered before each pass over them
 
 class PolicyTeacher:
     """A checkpoint as the teacher: ``targets`` are its probabilities of every action
-    (the soft targets of distillation), ``act`` samples them with ``rng`` (a numpy
-    generator, saved with the imitation so that a resume plays the same games)."""
+    (the soft targets of distillation), ``sample`` draws a move from them with ``rng`` (a
+    numpy generator, saved with the imitation so that a resume plays the same games)."""
 
     def __init__(self, path, seed: int):
         try:
