@@ -176,7 +176,8 @@ def test_the_update_pass_gives_what_the_separate_calls_give(architecture):
         dist = model.action_dist(x, mask)
         assert torch.allclose(logprob, dist.log_prob(action)) and torch.allclose(entropy, dist.entropy())
         assert torch.allclose(value, model.get_value(x, y))
-        assert set(aux) == ({"logits", "belief"} if architecture == "belief" else {"logits"})
+        want = {"mlp": {"logits"}, "cards": {"logits", "context"}, "belief": {"logits", "context", "belief"}}
+        assert set(aux) == want[architecture]
         assert torch.allclose(aux["logits"], model.actor(x))
         if "belief" in aux:
             assert torch.allclose(aux["belief"], model.actor.belief_net(x))

@@ -423,6 +423,26 @@ def test_a_checkpoint_teacher_is_distilled_into_a_network_of_another_size(tmp_pa
         train.train(tiny_config(tmp_path / "e", bc_teacher=str(tmp_path / "empty"), bc_decisions=128), quiet=True)
 
 
+def test_a_deadwood_head_is_saved_apart_from_the_policy_and_starts_fresh_from_a_checkpoint_without(tmp_path):
+    """``deadwood_aux_coef``: the head is in the checkpoint (``deadwood_head`` in its
+    spec) but not in the actor: the exported policy matches torch's; init_from a run
+    without it loads that run's actor and critic and starts the head fresh."""
+    ort = pytest.importorskip("onnxruntime")
+    plain = train.train(tiny_config(tmp_path / "a", architecture="belief"), quiet=True, stop_after=2)
+    head = train.train(
+        tiny_config(tmp_path / "b", architecture="belief", deadwood_aux_coef=1.0, init_from=str(plain.parent)),
+        quiet=True,
+        stop_after=0,
+    )
+    old, new = load_file(str(plain / "policy.safetensors")), load_file(str(head / "policy.safetensors"))
+    assert sorted(k for k in new if k not in old) == ["deadwood_head.bias", "deadwood_head.weight"]
+    assert all((new[k] == old[k]).all() for k in old)
+    assert json.loads((head / "policy.json").read_text())["network"]["deadwood_head"] is True
+    trained = train.train(tiny_config(tmp_path / "c", architecture="belief", deadwood_aux_coef=1.0), quiet=True)
+    assert load_policy(trained).model.deadwood_head is not None
+    assert_onnx_matches_torch(ort, trained, tmp_path, games=100, steps=3)
+
+
 def test_init_from_starts_from_a_checkpoints_weights_and_refuses_another_network(tmp_path):
     first = train.train(tiny_config(tmp_path / "a"), quiet=True, stop_after=2)
     weights = load_file(str(first / "policy.safetensors"))

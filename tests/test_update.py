@@ -321,3 +321,40 @@ def test_three_player_rewards_are_own_minus_the_mean_of_the_two_others_points():
         assert np.array_equal(same.rewards, core.rewards(s, 0.01)[ended].astype(np.float32))
         seen, lost = seen + len(ended), lost + int((want < 0).sum())
     assert seen == 300 and lost > 100
+
+
+def test_the_deadwood_head_learns_the_opponents_deadwood_from_the_trunk():
+    """``deadwood_aux_coef``: the batch's target is the opponent's deadwood / 100 (the
+    brute-force reference on each real hand), and PPO updates with the auxiliary loss
+    bring the head's squared error below half the best constant guess's."""
+    from reference import deadwood as reference_deadwood
+
+    config = make_config(
+        {"num_envs": 32, "num_steps": 32, "hidden_sizes": [32, 32], "architecture": "belief"}
+        | {"opponents": {"self": 0.5, "knock_early": 0.5}, "deadwood_aux_coef": 2.0, "num_minibatches": 4}
+    )
+    assert config.network_spec().deadwood_head
+    torch.manual_seed(3)
+    rng = np.random.default_rng(3)
+    model = ActorCritic(config.network_spec())
+    buf, _ = rollout.collect(VectorEnv(config.num_envs, seed=3), model, make_opponents(config, rng), rng, 32, CPU)
+    adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
+    batch = ppo.flatten(buf, adv, returns, CPU)
+    hands = batch["b_opp"].numpy() > 0.5
+    for k in range(0, len(hands), 97):
+        assert batch["b_opp_deadwood"][k].item() * 100 == pytest.approx(reference_deadwood(np.flatnonzero(hands[k])))
+
+    def mse():
+        with torch.no_grad():
+            _, aux = model.actor_with_aux(batch["b_obs"])
+            return float(((model.opponent_deadwood(aux["context"]) - batch["b_opp_deadwood"]) ** 2).mean())
+
+    before = mse()
+    optimizer, groups = ppo.make_optimizer(model, config)
+    for _ in range(6):
+        stats = ppo.update(model, optimizer, groups, batch, config, 0.0, False, rng, CPU)
+    assert "losses/opponent_deadwood_mse" in stats
+    # Below half the best constant's error (the target's variance): it reads the hands.
+    assert mse() < 0.5 * float(batch["b_opp_deadwood"].var()) < before, (mse(), before)
+    off = make_config({"hidden_sizes": [32, 32], "architecture": "belief"})
+    assert not off.network_spec().deadwood_head and ActorCritic(off.network_spec()).deadwood_head is None

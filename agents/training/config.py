@@ -150,6 +150,12 @@ class Config:
     belief_coef: float = 1.0
     """Weight of the belief net's cross-entropy (``belief``; its gradients are clipped
     apart from the policy's and the critic's)."""
+    deadwood_aux_coef: float = 0.0
+    """Above 0: an auxiliary loss, this times the squared error of a linear head on the
+    actor's trunk that estimates the opponent's deadwood / 100 (the opponent's real hand,
+    known during training only, like the belief net's target). It shapes what the trunk,
+    and so the knock decision, reads; the head is not part of the policy (the network's
+    ``deadwood_head``)."""
     opponents: dict = field(
         default_factory=lambda: {"self": 0.6, "snapshot": 0.2, "knock_early": 0.1, "gin_hunter": 0.1}
     )
@@ -300,6 +306,7 @@ class Config:
             "vf_coef",
             "target_kl",
             "belief_coef",
+            "deadwood_aux_coef",
             "pfsp",
         ):
             value = getattr(self, name)
@@ -343,7 +350,13 @@ class Config:
 
     def network_spec(self) -> NetworkSpec:
         """The network this config trains."""
-        return NetworkSpec(tuple(self.hidden_sizes), self.activation, self.architecture, self.privileged_critic)
+        return NetworkSpec(
+            tuple(self.hidden_sizes),
+            self.activation,
+            self.architecture,
+            self.privileged_critic,
+            deadwood_head=self.deadwood_aux_coef > 0,
+        )
 
     def opponent_mix(self):
         """The opponents' shares over ``OPPONENT_KINDS``, normalised."""

@@ -122,8 +122,8 @@ class CardActor(nn.Module):
         return self.forward_with_aux(obs)[0]
 
     def forward_with_aux(self, obs: torch.Tensor, belief=None):
-        """The 108 logits and, with ``belief``, the belief net's ``(B, 52)`` logits
-        (``{"belief": ...}``, else ``{}``), from one pass, for the training losses.
+        """The 108 logits and, by name, the trunk's output (``context``) and, with
+        ``belief``, the belief net's ``(B, 52)`` logits, from one pass, for the training losses.
         ``belief``: a callable that gives the belief net's logits (the update runs the
         belief net on its second thread meanwhile), else the belief net is run here."""
         b = obs.shape[0]
@@ -151,6 +151,7 @@ class CardActor(nn.Module):
             logits = logits + wb[:, :, :1] * p
             y = y + wb[:, :, 1:].reshape(b, 6, 1) * p
             logits = logits + torch.mm(y.reshape(2 * b, -1), self.relations).reshape(b, 2, NUM_CARDS)
+        aux["context"] = g  # the trunk's output (the deadwood head reads it)
         identity = self.identity_weights(g).reshape(b, -1, 2).transpose(1, 2)  # (B, 2, 17)
         logits = logits + torch.matmul(identity, self.identity.T)  # one product for the batch
         return torch.cat([logits.reshape(b, 2 * NUM_CARDS), self.other_head(g)], 1), aux  # discard, knock, others
@@ -247,6 +248,8 @@ class ActorCritic(nn.Module):
             self.actor = mlp([OBS_SIZE] + hidden, spec.activation, NUM_ACTIONS, 0.01)
         critic_in = OBS_SIZE + (NUM_CARDS if spec.privileged_critic else 0)
         self.critic = mlp([critic_in] + hidden, spec.activation, 1, 1.0)
+        # Training only, beside the actor (its weights are "deadwood_head.*", never "actor.*").
+        self.deadwood_head = _init(nn.Linear(hidden[-1], 1), 1.0) if spec.deadwood_head else None
 
     @property
     def has_belief(self) -> bool:
@@ -265,9 +268,14 @@ class ActorCritic(nn.Module):
         return MaskedCategorical(self.actor(obs), mask)
 
     def actor_with_aux(self, obs: torch.Tensor, belief=None):
-        """The actor's logits and its belief net's logits by name (``CardActor.forward_with_aux``;
-        empty for an actor without one)."""
-        return self.actor.forward_with_aux(obs, belief) if self.has_belief else (self.actor(obs), {})
+        """The actor's logits and, by name, its trunk's output and belief net's logits
+        (``CardActor.forward_with_aux``; empty for the ``mlp`` actor)."""
+        return self.actor.forward_with_aux(obs, belief) if isinstance(self.actor, CardActor) else (self.actor(obs), {})
+
+    def opponent_deadwood(self, context: torch.Tensor) -> torch.Tensor:
+        """``(B,)``: the deadwood head's estimate of the opponent's deadwood / 100, from the
+        trunk's output (``actor_with_aux``'s ``context``)."""
+        return self.deadwood_head(context).squeeze(-1)
 
     def evaluate_actions(self, obs, mask, action, opponent_hand=None):
         """The PPO update's passes in one call (the update itself runs the actor's and the

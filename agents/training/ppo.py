@@ -17,6 +17,7 @@ from torch import nn
 from agents.training.config import Config
 from agents.training.network import ActorCritic, MaskedCategorical, belief_loss, knock_entropy
 from agents.training.rollout import Rollout
+from ginenv import melds
 from ginenv.actions import DRAW_STOCK, PASS
 
 
@@ -43,6 +44,7 @@ def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device) -> dict:
         "obs": b.obs[v],
         "mask": b.mask[v],
         "opp": b.opp[v],
+        "opp_deadwood": melds.deadwood(b.opp[v] > 0.5).astype(np.float32) / 100,  # the deadwood head's target
         "actions": b.actions[v],
         "logprobs": b.logprobs[v],
         "adv": adv[v],
@@ -180,6 +182,10 @@ def update(
                 if k_rows.any():  # summed over the rows with a knock, per decision (as the entropy above)
                     loss = loss - knock_ent_coef * k_ent.sum() / len(mb)
                     stats["losses/entropy_knock"] = k_ent.mean().item()
+            if model.deadwood_head is not None and not critic_only:
+                d_loss = ((model.opponent_deadwood(aux["context"]) - batch["b_opp_deadwood"][mb]) ** 2).mean()
+                loss = loss + c.deadwood_aux_coef * d_loss
+                stats["losses/opponent_deadwood_mse"] = d_loss.item()
             if "belief" in aux and not offload_belief:
                 b_loss = belief_loss(aux["belief"], mb_obs, batch["b_opp"].index_select(0, mb))
                 loss = c.belief_coef * b_loss if loss is None else loss + c.belief_coef * b_loss

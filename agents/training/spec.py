@@ -32,6 +32,10 @@ class NetworkSpec:
     """The actor: ``cards``, ``belief`` or ``mlp`` (see the module docstring)."""
     privileged_critic: bool = True
     """The critic also sees the opponent's hand (training only; the actor never does)."""
+    deadwood_head: bool = False
+    """A training-only linear head on the actor's trunk that predicts the opponent's
+    deadwood (``cards`` and ``belief`` actors; the config's ``deadwood_aux_coef``): its
+    loss shapes the trunk, the trained policy never reads it."""
 
     def __post_init__(self):
         object.__setattr__(self, "hidden_sizes", tuple(self.hidden_sizes))
@@ -48,6 +52,10 @@ class NetworkSpec:
             problems.append(f"architecture must be one of {', '.join(ARCHITECTURES)}, got {self.architecture!r}")
         if not isinstance(self.privileged_critic, bool):
             problems.append(f"privileged_critic must be true or false, got {self.privileged_critic!r}")
+        if not isinstance(self.deadwood_head, bool):
+            problems.append(f"deadwood_head must be true or false, got {self.deadwood_head!r}")
+        elif self.deadwood_head and self.architecture == "mlp":
+            problems.append("deadwood_head needs the cards or belief actor (a trunk to read)")
         if problems:
             raise ValueError("bad network spec: " + "; ".join(problems))
 

@@ -160,25 +160,29 @@ def init_sets(path) -> list:
 def load_initial_weights(model: ActorCritic, path, quiet: bool = False) -> None:
     """``init_from``: the network weights of another run's checkpoint (not its optimizer,
     counters or opponents: the run starts at update 0). The actor must match this
-    model's; if only the critic's inputs differ (``privileged_critic``), the critic
-    starts fresh."""
+    model's; if the critic's inputs differ (``privileged_critic``), the critic starts
+    fresh, and so does a deadwood head that checkpoint lacks (``deadwood_head``)."""
     try:
         theirs = load_policy(path).model
     except checkpoint.CheckpointError as e:
         raise checkpoint.CheckpointError(f"init_from {path}: {e}") from None
     differ = {k: (a, b) for k, a in theirs.spec.to_dict().items() if a != (b := model.spec.to_dict()[k])}
-    actor_differ = {k: d for k, d in differ.items() if k != "privileged_critic"}
+    actor_differ = {k: d for k, d in differ.items() if k not in ("privileged_critic", "deadwood_head")}
     if actor_differ:
         raise ValueError(
             f"init_from {path}: its actor does not match this config's: "
             + "; ".join(f"{k} is {a!r} there, {b!r} here" for k, (a, b) in actor_differ.items())
-            + " (only privileged_critic may differ)"
+            + " (only privileged_critic and deadwood_head may differ)"
         )
     if not differ:
         model.load_state_dict(theirs.state_dict())
         return
     model.actor.load_state_dict(theirs.actor.state_dict())
-    if not quiet:
+    if model.deadwood_head is not None and theirs.deadwood_head is not None:
+        model.deadwood_head.load_state_dict(theirs.deadwood_head.state_dict())
+    if "privileged_critic" not in differ:
+        model.critic.load_state_dict(theirs.critic.state_dict())
+    elif not quiet:
         print(
             f"init_from {path}: the actor is loaded, the critic starts fresh (privileged_critic "
             f"{differ['privileged_critic'][0]} there, {differ['privileged_critic'][1]} here)"
