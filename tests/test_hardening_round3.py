@@ -113,6 +113,7 @@ def test_a_bad_store_path_is_one_clear_error(tmp_path, kind):
 
 # --------------------------------------------------- 2. the rate limit and its header
 def test_the_create_limit_holds_with_a_new_x_forwarded_for_each_time(tmp_path):
+    pytest.importorskip("uvicorn")  # the server: the serve extra
     httpx = pytest.importorskip("httpx")
     port = free_port()
     # one create a minute after the burst of 10: a slow machine's 14 requests cannot
@@ -132,6 +133,7 @@ def test_the_create_limit_holds_with_a_new_x_forwarded_for_each_time(tmp_path):
 
 
 def test_a_named_trusted_proxy_keys_the_limit_on_its_forwarded_client(tmp_path):
+    pytest.importorskip("uvicorn")  # the server: the serve extra
     httpx = pytest.importorskip("httpx")
     port = free_port()
     cmd = serve_cmd(port, tmp_path / "g.sqlite3", "--forwarded-allow-ips", "127.0.0.1")
@@ -171,6 +173,7 @@ def test_duplicate_json_keys_are_refused_in_every_body():
 
 # ------------------------------------------------------------------- 5. --workers
 def test_a_worker_killed_with_sigkill_is_replaced(tmp_path):
+    pytest.importorskip("uvicorn")  # the server: the serve extra
     httpx = pytest.importorskip("httpx")
     port = free_port()
     proc = subprocess.Popen(
@@ -214,6 +217,7 @@ def test_a_worker_killed_with_sigkill_is_replaced(tmp_path):
 
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_a_busy_port_is_one_line_and_a_non_zero_exit(tmp_path, workers):
+    pytest.importorskip("uvicorn")  # the server: the serve extra
     import socket
 
     with socket.socket() as busy:
@@ -234,6 +238,7 @@ def test_a_busy_port_is_one_line_and_a_non_zero_exit(tmp_path, workers):
 
 
 def test_an_unresolvable_host_is_one_line(tmp_path):
+    pytest.importorskip("uvicorn")  # the server: the serve extra
     r = subprocess.run(
         serve_cmd(free_port(), tmp_path / "g.sqlite3", "--host", "999.1.1.1"),
         cwd=ROOT,

@@ -249,7 +249,7 @@ class ActorCritic(nn.Module):
         critic_in = OBS_SIZE + (NUM_CARDS if spec.privileged_critic else 0)
         self.critic = mlp([critic_in] + hidden, spec.activation, 1, 1.0)
         # Training only, beside the actor (its weights are "deadwood_head.*", never "actor.*").
-        self.deadwood_head = _init(nn.Linear(hidden[-1], 1), 1.0) if spec.deadwood_head else None
+        self.deadwood_head = _init(nn.Linear(hidden[-1], 1), 0.01) if spec.deadwood_head else None
 
     @property
     def has_belief(self) -> bool:
