@@ -121,7 +121,7 @@ def test_init_deals_for_valid_arguments_and_names_the_bad_one(batch, seed, mode)
     ok_batch = type(batch) is int and 1 <= batch <= 64
     if type(batch) is int and batch > 64:
         return  # valid but large: not worth dealing here
-    ok_seed = type(seed) is int
+    ok_seed = type(seed) is int and 0 <= seed < 1 << 128
     ok_mode = mode in ("hand", "match")
     if ok_batch and ok_seed and ok_mode:
         assert core.init(batch, "standard", seed, mode=mode).batch_size == batch
