@@ -321,6 +321,9 @@ def test_the_command_names_bad_arguments(tmp_path):
     for league in ("pfsp=1", "league_exploiter_every=4"):
         with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
             R.ppo_config(config(tmp_path, league))
+    for key in ("players=3", "deadwood_aux_coef=1.0"):
+        with pytest.raises(ValueError, match="players and deadwood_aux_coef are train.py's"):
+            R.ppo_config(config(tmp_path, key))
 
 
 # ----------------------------------------------------------------- two Ray nodes
