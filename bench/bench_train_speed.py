@@ -132,7 +132,7 @@ def bench(config, device, updates: int) -> dict:
         buf, _ = rollout.collect(env, model, opp, rng, config.num_steps, device, split)
         t1, c1 = time.perf_counter(), time.process_time()
         adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
-        batch = ppo.flatten(buf, adv, returns, device)
+        batch = ppo.flatten(buf, adv, returns, device, opponent_deadwood=model.deadwood_head is not None)
         t2, c2 = time.perf_counter(), time.process_time()
         ppo.update(
             model,

@@ -390,8 +390,6 @@ def test_a_checkpoint_teacher_is_distilled_into_a_network_of_another_size(tmp_pa
     probabilities. On fresh games the teacher plays, the KL divergence from the teacher
     to the distilled student must fall well below a fresh student's, and the greedy
     moves mostly agree; a directory that is no checkpoint is a clear error."""
-    from agents.training.policy import load_policy
-
     teacher_dir = train.train(  # a peaked policy: knock_early's moves, imitated
         tiny_config(tmp_path / "t", bc_teacher="knock_early", bc_decisions=40_000, total_decisions=128), quiet=True
     )
@@ -405,7 +403,8 @@ def test_a_checkpoint_teacher_is_distilled_into_a_network_of_another_size(tmp_pa
     obs, mask = env.observe(), core.legal_action_mask(env.state)
     observations, masks = [], []
     for _ in range(12):
-        observations.append(obs.copy()), masks.append(mask.copy())
+        observations.append(obs.copy())
+        masks.append(mask.copy())
         out = env.step(teacher.act(obs, mask, deterministic=False))
         obs, mask = out.obs, out.action_mask
     obs, mask = np.concatenate(observations), np.concatenate(masks)

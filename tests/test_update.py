@@ -339,7 +339,8 @@ def test_the_deadwood_head_learns_the_opponents_deadwood_from_the_trunk():
     model = ActorCritic(config.network_spec())
     buf, _ = rollout.collect(VectorEnv(config.num_envs, seed=3), model, make_opponents(config, rng), rng, 32, CPU)
     adv, returns = rollout.advantages(buf, config.gamma, config.gae_lambda)
-    batch = ppo.flatten(buf, adv, returns, CPU)
+    batch = ppo.flatten(buf, adv, returns, CPU, opponent_deadwood=True)
+    assert "b_opp_deadwood" not in ppo.flatten(buf, adv, returns, CPU)
     hands = batch["b_opp"].numpy() > 0.5
     for k in range(0, len(hands), 97):
         assert batch["b_opp_deadwood"][k].item() * 100 == pytest.approx(reference_deadwood(np.flatnonzero(hands[k])))

@@ -82,7 +82,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
         run.model,
         run.optimizer,
         run.clip_groups,
-        ppo.flatten(buf, adv, returns, run.device),
+        ppo.flatten(buf, adv, returns, run.device, opponent_deadwood=run.model.deadwood_head is not None),
         c,
         c.ent_coef + (c.ent_coef_final - c.ent_coef) * frac,
         critic_only=p["update"] < c.critic_warmup_updates,

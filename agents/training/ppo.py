@@ -37,20 +37,22 @@ def make_optimizer(model: ActorCritic, config: Config) -> tuple[torch.optim.Opti
     return torch.optim.Adam(params, lr=config.learning_rate, eps=1e-5, fused=fused), groups
 
 
-def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device) -> dict:
-    """The learner's decisions of a rollout as flat tensors, named ``b_...``."""
+def flatten(b: Rollout, adv: np.ndarray, returns: np.ndarray, device, opponent_deadwood: bool = False) -> dict:
+    """The learner's decisions of a rollout as flat tensors, named ``b_...``; with
+    ``opponent_deadwood``, the deadwood head's target too (the opponent's deadwood / 100)."""
     v = b.valid
     t = {
         "obs": b.obs[v],
         "mask": b.mask[v],
         "opp": b.opp[v],
-        "opp_deadwood": melds.deadwood(b.opp[v] > 0.5).astype(np.float32) / 100,  # the deadwood head's target
         "actions": b.actions[v],
         "logprobs": b.logprobs[v],
         "adv": adv[v],
         "returns": returns[v],
         "values": b.values[v],
     }
+    if opponent_deadwood:
+        t["opp_deadwood"] = melds.deadwood(t["opp"] > 0.5).astype(np.float32) / 100
     return {f"b_{k}": torch.from_numpy(x).to(device) for k, x in t.items()}
 
 
