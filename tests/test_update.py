@@ -6,6 +6,7 @@ import copy
 
 import numpy as np
 import pytest
+import reference
 import torch
 from torch.distributions import Categorical
 
@@ -128,18 +129,23 @@ def test_the_split_update_gives_the_one_thread_updates_weights_bit_for_bit(sets,
         assert all(torch.equal(w0[k], model.state_dict()[k]) for k in w0 if k.startswith("actor.trunk"))
 
 
-def test_deadwood_shaping_is_the_potential_difference_along_each_seats_decisions():
+@pytest.mark.parametrize("opp_coef", [0.0, 1.5])
+def test_deadwood_shaping_is_the_potential_difference_along_each_seats_decisions(opp_coef):
     """A decision by decision reference: gamma x phi(the seat's next decision, or the
-    bootstrap's view, or 0 at the hand's end) - phi(now), phi = -coef x deadwood."""
+    bootstrap's view, or 0 at the hand's end) - phi(now), phi = -coef x deadwood
+    (+ opp_coef x the opponent's deadwood, by brute force from its real hand)."""
     config = make_config({"num_envs": 16, "num_steps": 48, "opponents": {"self": 0.5, "knock_early": 0.5}})
     rng = np.random.default_rng(2)
     env = VectorEnv(config.num_envs, seed=5)
     model = ActorCritic(config.network_spec())
     buf, _ = rollout.collect(env, model, make_opponents(config, rng), rng, config.num_steps, CPU)
     shaped = copy.deepcopy(buf)
-    rollout.shape_rewards(shaped, 0.9, 2.0, 0.01)
+    rollout.shape_rewards(shaped, 0.9, 2.0, 0.01, opp_coef)
     col = OBS_SCALAR["own_deadwood"]
-    phi = lambda deadwood: -2.0 * 0.01 * 100.0 * deadwood  # noqa: E731 (the scalar is deadwood / 100)
+
+    def phi(deadwood, opp_hand):  # the scalar is deadwood / 100
+        return -2.0 * 0.01 * 100.0 * deadwood + opp_coef * 0.01 * reference.deadwood(np.flatnonzero(opp_hand))
+
     ends = 0
     for t in range(config.num_steps):
         for n in range(config.num_envs):
@@ -149,12 +155,15 @@ def test_deadwood_shaping_is_the_potential_difference_along_each_seats_decisions
                     after = 0.0
                     ends += 1
                 elif buf.next_t[t, n] >= 0:
-                    after = phi(buf.obs[buf.next_t[t, n], n, col])
+                    after = phi(buf.obs[buf.next_t[t, n], n, col], buf.opp[buf.next_t[t, n], n])
                 else:
-                    after = phi(buf.boot_deadwood[t, n])
-                want = want + 0.9 * after - phi(buf.obs[t, n, col])
+                    after = phi(buf.boot_deadwood[t, n], buf.boot_opp[t, n])
+                want = want + 0.9 * after - phi(buf.obs[t, n, col], buf.opp[t, n])
             assert shaped.rewards[t, n] == pytest.approx(want, abs=1e-5)
-    assert ends > 0 and (buf.boot_deadwood[buf.valid & (buf.next_t < 0) & ~buf.dones] > 0).any()
+    boot = buf.valid & (buf.next_t < 0) & ~buf.dones
+    assert ends > 0 and (buf.boot_deadwood[boot] > 0).any()
+    # the opponent's whole hand where the bootstrap read (11 cards if it had drawn)
+    assert np.isin(buf.boot_opp[boot].sum(-1), (10, 11)).all()
     unshaped = copy.deepcopy(buf)
     rollout.shape_rewards(unshaped, 0.9, 0.0, 0.01)
     assert np.array_equal(unshaped.rewards, buf.rewards)

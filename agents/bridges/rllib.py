@@ -291,10 +291,12 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
             "pfsp, exploiter_every and league_exploiter_every are train.py's league: the RLlib trainer "
             "draws opponents by the fixed shares (set them to 0)"
         )
-    if c.players != 2 or c.deadwood_aux_coef:
+    if c.players != 2 or c.deadwood_aux_coef or c.opponent_deadwood_shaping:
         raise ValueError(
-            "players and deadwood_aux_coef are train.py's: the RLlib trainer pays two-player hands "
-            f"and has no deadwood head (got players={c.players}, deadwood_aux_coef={c.deadwood_aux_coef})"
+            "players, deadwood_aux_coef and opponent_deadwood_shaping are train.py's: the RLlib trainer "
+            "pays two-player hands, has no deadwood head and shapes by the own deadwood only (got "
+            f"players={c.players}, deadwood_aux_coef={c.deadwood_aux_coef}, "
+            f"opponent_deadwood_shaping={c.opponent_deadwood_shaping})"
         )
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the

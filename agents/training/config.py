@@ -129,6 +129,14 @@ class Config:
     lowering the deadwood as it happens and sums to a constant over an episode, so the
     best policy is the game's (Ng et al.'s theorem). It kept the belief actor out of the
     stalling loop from scratch under every rules preset (docs/training.md). 0: off."""
+    opponent_deadwood_shaping: float = 0.0
+    """Training only: adds ``+opponent_deadwood_shaping x`` the opponent's deadwood (in
+    points, its real hand, known during training only like the privileged critic's
+    input, times ``reward_scale``) to the same potential, so a discard the opponent melds
+    is charged when it happens, not when the opponent goes gin a dozen draws later. Still
+    potential-based: the shaping sums to the first decision's potential along the seat's
+    chain, and a potential that depends only on the state, not the action, leaves the
+    policy gradient unbiased even though the actor cannot see it. 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -303,6 +311,7 @@ class Config:
             "ent_coef_final",
             "knock_ent_coef",
             "deadwood_shaping",
+            "opponent_deadwood_shaping",
             "vf_coef",
             "target_kl",
             "belief_coef",

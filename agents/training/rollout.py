@@ -18,7 +18,7 @@ import torch
 from agents.stats import hand_ends
 from agents.training import opponents as O
 from agents.training.network import ActorCritic
-from ginenv import VectorEnv, core
+from ginenv import VectorEnv, core, melds
 from ginenv.actions import DRAW_STOCK, NUM_ACTIONS, TAKE_DISCARD
 from ginenv.cards import NUM_CARDS
 from ginenv.observation import OBS_SIZE, SCALAR, SCALAR_SCALES, observe
@@ -40,6 +40,7 @@ class Rollout:
     next_t: np.ndarray  # (T, N) int64: the step of the same seat's next decision, -1 none yet
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
     boot_deadwood: np.ndarray  # (T, N) float32: own_deadwood of the view the bootstrap read
+    boot_opp: np.ndarray  # (T, N, 52) float32: the other seat's hand where the bootstrap read
     hands: dict = None  # what the hands that ended in the rollout were like (``hand_stats``)
 
     @classmethod
@@ -58,6 +59,7 @@ class Rollout:
             next_t=np.full((t, n), -1, np.int64),
             boot=np.zeros((t, n), np.float32),
             boot_deadwood=np.zeros((t, n), np.float32),
+            boot_opp=np.zeros((t, n, NUM_CARDS), np.float32),
             hands={
                 "kinds": np.zeros(len(core.HAND_KIND_NAMES), np.int64),
                 "by_learner": 0,
@@ -146,6 +148,7 @@ def collect(
                 buf.boot_deadwood[pending[has, seat], has] = seen[:, SCALAR["own_deadwood"]]
                 view = torch.from_numpy(seen).to(device)
                 hands = state.hands_of(np.full(n, 1 - seat))[has].astype(np.float32)
+                buf.boot_opp[pending[has, seat], has] = hands
                 buf.boot[pending[has, seat], has] = (
                     model.get_value(view, **_critic_input(model, hands, device)).cpu().numpy()
                 )
@@ -171,6 +174,7 @@ def close_episodes(buf: Rollout, pending: np.ndarray, ended: np.ndarray, cut: np
         last, has = last[was_cut], has[was_cut]
         buf.boot[last, has] = buf.values[last, has]
         buf.boot_deadwood[last, has] = buf.obs[last, has, SCALAR["own_deadwood"]]
+        buf.boot_opp[last, has] = buf.opp[last, has]
     pending[ended] = -1
 
 
@@ -248,18 +252,23 @@ def deadwood_potential(own_deadwood: np.ndarray, coef: float, reward_scale: floa
     return -coef * reward_scale * SCALAR_SCALES["own_deadwood"] * own_deadwood
 
 
-def shape_rewards(b: Rollout, gamma: float, coef: float, reward_scale: float) -> None:
-    """Add the potential-based shaping of ``Config.deadwood_shaping`` to ``b.rewards``, in
-    place: at each decision of the learner, ``gamma * phi(next) - phi(now)`` with ``phi``
-    = ``-coef`` x the seat's deadwood (``own_deadwood``, in points) x ``reward_scale``;
-    ``next`` is the seat's next decision, the view its bootstrap read at the rollout's
-    end, or the episode's end (``phi`` 0)."""
-    if not coef:
+def shape_rewards(b: Rollout, gamma: float, coef: float, reward_scale: float, opp_coef: float = 0.0) -> None:
+    """Add the potential-based shaping of ``Config.deadwood_shaping`` (and
+    ``opponent_deadwood_shaping``) to ``b.rewards``, in place: at each decision of the
+    learner, ``gamma * phi(next) - phi(now)`` with ``phi`` = ``-coef`` x the seat's
+    deadwood (``own_deadwood``, in points) x ``reward_scale``, plus ``opp_coef`` x the
+    other seat's deadwood (its real hand, ``opp``) x ``reward_scale``; ``next`` is the
+    seat's next decision, the view its bootstrap read at the rollout's end, or the
+    episode's end (``phi`` 0)."""
+    if not coef and not opp_coef:
         return
     phi = deadwood_potential(b.obs[..., SCALAR["own_deadwood"]], coef, reward_scale)
+    boot = deadwood_potential(b.boot_deadwood, coef, reward_scale)
+    if opp_coef:
+        phi = phi + opp_coef * reward_scale * melds.deadwood(b.opp > 0.5)
+        boot = boot + opp_coef * reward_scale * melds.deadwood(b.boot_opp > 0.5)
     cols = np.arange(b.rewards.shape[1])
     nt = b.next_t
-    boot = deadwood_potential(b.boot_deadwood, coef, reward_scale)
     after = np.where(nt >= 0, phi[np.maximum(nt, 0), cols[None, :]], boot)
     after = np.where(b.dones, 0.0, after)
     b.rewards += np.where(b.valid, gamma * after - phi, 0.0).astype(np.float32)
