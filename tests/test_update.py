@@ -336,8 +336,6 @@ def test_the_deadwood_head_learns_the_opponents_deadwood_from_the_trunk():
     """``deadwood_aux_coef``: the batch's target is the opponent's deadwood / 100 (the
     brute-force reference on each real hand), and PPO updates with the auxiliary loss
     bring the head's squared error below half the best constant guess's."""
-    from reference import deadwood as reference_deadwood
-
     config = make_config(
         {"num_envs": 32, "num_steps": 32, "hidden_sizes": [32, 32], "architecture": "belief"}
         | {"opponents": {"self": 0.5, "knock_early": 0.5}, "deadwood_aux_coef": 2.0, "num_minibatches": 4}
@@ -352,7 +350,7 @@ def test_the_deadwood_head_learns_the_opponents_deadwood_from_the_trunk():
     assert "b_opp_deadwood" not in ppo.flatten(buf, adv, returns, CPU)
     hands = batch["b_opp"].numpy() > 0.5
     for k in range(0, len(hands), 97):
-        assert batch["b_opp_deadwood"][k].item() * 100 == pytest.approx(reference_deadwood(np.flatnonzero(hands[k])))
+        assert batch["b_opp_deadwood"][k].item() * 100 == pytest.approx(reference.deadwood(np.flatnonzero(hands[k])))
 
     def mse():
         with torch.no_grad():

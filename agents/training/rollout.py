@@ -40,7 +40,7 @@ class Rollout:
     next_t: np.ndarray  # (T, N) int64: the step of the same seat's next decision, -1 none yet
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
     boot_deadwood: np.ndarray  # (T, N) float32: own_deadwood of the view the bootstrap read
-    boot_opp: np.ndarray  # (T, N, 52) float32: the other seat's hand where the bootstrap read
+    boot_opp: np.ndarray  # (T, N, 52) float32: the other seat's hand where the bootstrap read (11 if it drew)
     hands: dict = None  # what the hands that ended in the rollout were like (``hand_stats``)
 
     @classmethod
