@@ -321,8 +321,8 @@ def test_the_command_names_bad_arguments(tmp_path):
     for league in ("pfsp=1", "league_exploiter_every=4"):
         with pytest.raises(ValueError, match="pfsp, exploiter_every and league_exploiter_every are train.py's"):
             R.ppo_config(config(tmp_path, league))
-    for key in ("players=3", "deadwood_aux_coef=1.0", "opponent_deadwood_shaping=1.0"):
-        with pytest.raises(ValueError, match="players, deadwood_aux_coef and opponent_deadwood_shaping are train.py's"):
+    for key in ("players=3", "deadwood_aux_coef=1.0", "opponent_deadwood_shaping=1.0", "undercut_penalty=10"):
+        with pytest.raises(ValueError, match="opponent_deadwood_shaping and undercut_penalty are train.py's"):
             R.ppo_config(config(tmp_path, key))
 
 

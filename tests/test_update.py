@@ -3,6 +3,7 @@ against torch's ``Categorical``, the update with its critic on a second thread a
 the one-thread update."""
 
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from agents.training import ppo, rollout
 from agents.training.config import make_config
 from agents.training.network import ActorCritic, MaskedCategorical, masked_logits, masked_logsumexp
 from agents.training.opponents import add_snapshot, make_opponents
+from agents.training.policy import load_policy
 from ginenv import VectorEnv, core
 from ginenv.actions import TAKE_DISCARD
 from ginenv.cards import NUM_CARDS
@@ -167,6 +169,29 @@ def test_deadwood_shaping_is_the_potential_difference_along_each_seats_decisions
     unshaped = copy.deepcopy(buf)
     rollout.shape_rewards(unshaped, 0.9, 0.0, 0.01)
     assert np.array_equal(unshaped.rewards, buf.rewards)
+
+
+def test_the_undercut_penalty_falls_on_the_knocks_whose_own_hand_score_is_negative():
+    """A knock (a discard with a knock, one step: the hand is scored then) is undercut
+    exactly where the knocker's reward for it is below 0 (a tie scores 0 under
+    standard); the penalty is taken from those decisions only, the learner's alone. The
+    shipped bot plays (it knocks; fresh weights seldom reach a knock)."""
+    config = make_config({"num_envs": 64, "num_steps": 96, "opponents": {"self": 0.5, "camper": 0.5}})
+    rng = np.random.default_rng(3)
+    model = load_policy(Path(__file__).resolve().parents[1] / "checkpoints" / "champion").model
+    buf, _ = rollout.collect(VectorEnv(config.num_envs, seed=9), model, make_opponents(config, rng), rng, 96, CPU)
+    knocks = buf.valid & (buf.actions >= NUM_CARDS) & (buf.actions < 2 * NUM_CARDS)
+    want = np.zeros_like(buf.undercut)
+    for t, n in zip(*np.nonzero(knocks)):
+        want[t, n] = buf.dones[t, n] and buf.rewards[t, n] < 0
+    assert want.sum() > 0 and (knocks & ~want & buf.dones).sum() > 0
+    assert np.array_equal(buf.undercut, want)
+    penalized = copy.deepcopy(buf)
+    rollout.penalize_undercuts(penalized, 20.0, 0.01)
+    assert np.allclose(penalized.rewards, buf.rewards - 0.2 * want)
+    unchanged = copy.deepcopy(buf)
+    rollout.penalize_undercuts(unchanged, 0.0, 0.01)
+    assert np.array_equal(unchanged.rewards, buf.rewards)
 
 
 def test_the_rollout_with_the_critic_on_the_workers_thread_is_the_same_rollout():

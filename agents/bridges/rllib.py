@@ -291,12 +291,12 @@ def ppo_config(c: Config, num_env_runners: int = 0, cpus_per_runner: float = 1.0
             "pfsp, exploiter_every and league_exploiter_every are train.py's league: the RLlib trainer "
             "draws opponents by the fixed shares (set them to 0)"
         )
-    if c.players != 2 or c.deadwood_aux_coef or c.opponent_deadwood_shaping:
+    if c.players != 2 or c.deadwood_aux_coef or c.opponent_deadwood_shaping or c.undercut_penalty:
         raise ValueError(
-            "players, deadwood_aux_coef and opponent_deadwood_shaping are train.py's: the RLlib trainer "
-            "pays two-player hands, has no deadwood head and shapes by the own deadwood only (got "
-            f"players={c.players}, deadwood_aux_coef={c.deadwood_aux_coef}, "
-            f"opponent_deadwood_shaping={c.opponent_deadwood_shaping})"
+            "players, deadwood_aux_coef, opponent_deadwood_shaping and undercut_penalty are train.py's: "
+            "the RLlib trainer pays two-player hands by their score, has no deadwood head and shapes by the "
+            f"own deadwood only (got players={c.players}, deadwood_aux_coef={c.deadwood_aux_coef}, "
+            f"opponent_deadwood_shaping={c.opponent_deadwood_shaping}, undercut_penalty={c.undercut_penalty})"
         )
     batch = c.batch_size
     # An env runner of its own process uses the cores Ray gives it; sampling in the

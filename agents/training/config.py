@@ -137,6 +137,11 @@ class Config:
     potential-based: the shaping sums to the first decision's potential along the seat's
     chain, and a potential that depends only on the state, not the action, leaves the
     policy gradient unbiased even though the actor cannot see it. 0: off."""
+    undercut_penalty: float = 0.0
+    """Training only: points (times ``reward_scale``) taken from a knock that the opponent
+    undercut, on top of the hand's score. Not potential-based: it changes the game the
+    learner plays, towards knocks at a lower deadwood (or none), a price on the knocks
+    a camper waits for (docs/training.md, "Against campers"). 0: off."""
     vf_coef: float = 0.5
     """Value loss weight."""
     max_grad_norm: float = 0.5
@@ -312,6 +317,7 @@ class Config:
             "knock_ent_coef",
             "deadwood_shaping",
             "opponent_deadwood_shaping",
+            "undercut_penalty",
             "vf_coef",
             "target_kl",
             "belief_coef",

@@ -76,6 +76,7 @@ def learn(run: Run, buf, timing: dict) -> dict:
     t1 = time.time()
     game_reward = float(buf.rewards[buf.valid].mean())  # the game's, before any shaping
     rollout.table_rewards(buf, c.players)
+    rollout.penalize_undercuts(buf, c.undercut_penalty, c.reward_scale)
     rollout.shape_rewards(buf, c.gamma, c.deadwood_shaping, c.reward_scale, c.opponent_deadwood_shaping)
     adv, returns = rollout.advantages(buf, c.gamma, c.gae_lambda)
     stats = ppo.update(

@@ -41,6 +41,7 @@ class Rollout:
     boot: np.ndarray  # (T, N) float32: the bootstrap value where next_t is -1 and not done
     boot_deadwood: np.ndarray  # (T, N) float32: own_deadwood of the view the bootstrap read
     boot_opp: np.ndarray  # (T, N, 52) float32: the other seat's hand where the bootstrap read (11 if it drew)
+    undercut: np.ndarray  # (T, N) bool: the seat knocked at this decision and was undercut
     hands: dict = None  # what the hands that ended in the rollout were like (``hand_stats``)
 
     @classmethod
@@ -60,6 +61,7 @@ class Rollout:
             boot=np.zeros((t, n), np.float32),
             boot_deadwood=np.zeros((t, n), np.float32),
             boot_opp=np.zeros((t, n, NUM_CARDS), np.float32),
+            undercut=np.zeros((t, n), bool),
             hands={
                 "kinds": np.zeros(len(core.HAND_KIND_NAMES), np.int64),
                 "by_learner": 0,
@@ -128,6 +130,7 @@ def collect(
         buf.values[t, L] = (value.result() if value is not None else _value(model, mover_obs, critic_in)).cpu().numpy()
         learner_decisions += L.size
         _count_hands(buf.hands, turns, out, state, opp)
+        _mark_undercuts(buf, pending, out, state)
         for seat in (0, 1):
             has = np.flatnonzero(pending[:, seat] >= 0)
             buf.rewards[pending[has, seat], has] += out.rewards[has, seat]
@@ -176,6 +179,24 @@ def close_episodes(buf: Rollout, pending: np.ndarray, ended: np.ndarray, cut: np
         buf.boot_deadwood[last, has] = buf.obs[last, has, SCALAR["own_deadwood"]]
         buf.boot_opp[last, has] = buf.opp[last, has]
     pending[ended] = -1
+
+
+def _mark_undercuts(buf: Rollout, pending: np.ndarray, out, state) -> None:
+    """Mark the knocks undercut in this step at the knocker's last decision (the knock:
+    the knocker does not decide again in that hand) where that seat is the learner's."""
+    g = np.flatnonzero(out.hand_ended & (out.hand_kind == core.HAND_KIND_NAMES.index("undercut")))
+    if not g.size:
+        return
+    last = pending[g, state.last_knocker[g].astype(np.int64)]
+    mine = last >= 0
+    buf.undercut[last[mine], g[mine]] = True
+
+
+def penalize_undercuts(b: Rollout, penalty: float, reward_scale: float) -> None:
+    """``Config.undercut_penalty``: take ``penalty`` points (x ``reward_scale``) from the
+    reward of each knock that was undercut, on top of the hand's score. In place."""
+    if penalty:
+        b.rewards -= np.float32(penalty * reward_scale) * b.undercut
 
 
 def _count_hands(hands: dict, turns: list, out, state, opp: O.Opponents) -> None:
