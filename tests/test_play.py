@@ -752,6 +752,10 @@ def test_a_reload_while_the_result_is_open_shows_it_again(chromium_page):
     page.goto(url + "/")
     settle(page)
     play_to_result(page)
+    while page.evaluate("game.state.over"):  # one hand ended the match (a gin on a high deadwood)
+        page.click("#next")  # a new match: play its first hand instead
+        settle(page)
+        play_to_result(page)
     title = page.inner_text("#result-title")
     page.reload()
     settle(page)
