@@ -13,8 +13,10 @@ from agents.base import Agent
 from ginenv.baselines import BASELINES, GinHunter, KnockEarly, Patient, RandomAgent, make_baseline
 from ginenv.core import check_seed
 
-#: The shipped bot: what the terminal game and the server play by default.
-SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "champion"
+#: The shipped bot: what the terminal game, the server and the Kaggle agent play by
+#: default (docs/champion.md). ``checkpoints/champion``, the bot shipped before it, stays
+#: loadable by its path.
+SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "anticamper_priced"
 
 
 def make_agent(spec, seed: int = 0):

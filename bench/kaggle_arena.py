@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from agents import SHIPPED
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -102,7 +104,7 @@ def export(checkpoint: str) -> Path:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", nargs="?", default=str(ROOT / "checkpoints" / "champion"))
+    p.add_argument("checkpoint", nargs="?", default=str(SHIPPED), help="default: the shipped bot")
     p.add_argument("--submission", default=None, help="an unpacked submission folder (instead of exporting)")
     p.add_argument("--games", type=int, default=10_000)
     p.add_argument("--first", type=int, default=0, help="the first game's number (its seed): to split a run")

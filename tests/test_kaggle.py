@@ -31,6 +31,8 @@ import sys  # noqa: E402
 import tarfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from agents import SHIPPED  # noqa: E402
+
 ROOT = Path(__file__).parent.parent
 CHAMPION = ROOT / "checkpoints" / "champion"
 
@@ -51,7 +53,7 @@ def bundle(tmp_path_factory):
     """The shipped bot exported by the command a user runs, unpacked in a clean folder."""
     where = tmp_path_factory.mktemp("kaggle")
     tar_path = where / "submission.tar.gz"
-    r = export(CHAMPION, tar_path)
+    r = export(SHIPPED, tar_path)
     assert r.returncode == 0, r.stderr
     assert f"wrote {tar_path}" in r.stdout
     unpacked = where / "agent"
@@ -104,11 +106,12 @@ print("loaded", sorted(m for m in sys.modules if m.split(".")[0] == "ginbot"))
 
 def test_the_bundle_makes_the_checkpoints_moves(bundle):
     """Loaded the way Kaggle loads it (its own loader, from the file's path), the bundle
-    answers every call as the checkpoint does through the project's own Kaggle agent."""
+    answers every call as the checkpoint does through the project's own Kaggle agent,
+    whose default is that checkpoint, the shipped bot (not the bot shipped before it)."""
     from kaggle_environments.agent import get_last_callable
 
     bundled = get_last_callable((bundle / "main.py").read_text(), path=str(bundle / "main.py"))
-    reference = make_kaggle_agent(str(CHAMPION))
+    reference = make_kaggle_agent()
     compared = []
 
     def both(observation, configuration):

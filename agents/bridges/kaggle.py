@@ -5,7 +5,7 @@ action}`` (``agents.bridges.kaggle_bot``: the seat sees only what a person in it
 Needs the ``kaggle`` extra (kaggle-environments, open_spiel). To submit a checkpoint to
 Kaggle, bundle it: ``python -m agents.export CHECKPOINT --kaggle submission.tar.gz``.
 
-In a Kaggle notebook: ``env.run([make_kaggle_agent("checkpoints/champion"), "random"])``
+In a Kaggle notebook: ``env.run([make_kaggle_agent(), "random"])`` (the shipped bot)
 with ``configuration={"includeLegalActions": True}`` (Kaggle's random agent reads them).
 """
 
@@ -15,10 +15,11 @@ from agents.extras import require
 
 require("kaggle", what="the Kaggle agent (agents.bridges.kaggle)", main=__name__ == "__main__")
 
-from agents import make_agent  # noqa: E402
+from agents import SHIPPED, make_agent  # noqa: E402
 from agents.bridges.kaggle_bot import NO_ACTION, kaggle_agent  # noqa: E402, F401 (NO_ACTION re-exported)
 
 
-def make_kaggle_agent(spec="checkpoints/champion", seed: int = 0):
-    """A Kaggle agent function playing ``spec`` (a baseline name or a checkpoint)."""
+def make_kaggle_agent(spec=SHIPPED, seed: int = 0):
+    """A Kaggle agent function playing ``spec`` (a baseline name or a checkpoint; the
+    shipped bot by default)."""
     return kaggle_agent(make_agent(spec, seed=seed))
