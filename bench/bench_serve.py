@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from agents import make_agent
+from agents import SHIPPED, make_agent
 from agents.play.game import Game
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +99,7 @@ def run_level(url: str, n: int, seconds: float, workers: int) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--opponent", default=str(ROOT / "checkpoints" / "champion"))
+    p.add_argument("--opponent", default=str(SHIPPED), help="default: the shipped bot")
     p.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="server processes, one run each")
     p.add_argument("--seconds", type=float, default=10.0)
