@@ -47,6 +47,22 @@ Strategies, phase by phase:
     its deadwood low and waits to undercut a knock. The published player also chose which
     melds to lay out; here the engine lays out the arrangement that scores best for the
     knocker, for every player alike.
+
+``marjj`` (the EAAI-2021 winner's own decision code, ``MARJJ_v5`` by its authors, ported)
+    A port of the published Java player's decisions with its constants (docs/training.md,
+    "Baselines and evaluation", says where it differs and how it plays). Upcard offer
+    and draw: take the face-up card only if it joins a meld and lowers the best deadwood
+    reachable this turn (camper's rule). Discard: the candidates are the cards left out of
+    the melds by at least one least-deadwood arrangement, within 5 points of the most
+    valuable of them (every legal card if none); one candidate is thrown at once, one that
+    leaves gin likewise; the rest within 5 deadwood of the best are scored
+    ``deadwood after + 18 x 0.9^(turn - 1) x (mean of the 7 best deadwoods over the unseen
+    draws) + the source's danger score`` (bonuses of -10 / -5 / -3 for a card whose suited
+    neighbours or rank the opponent cannot have, penalties of +20 / +5 / +3 for one whose
+    neighbours the opponent took; the source's quirks kept: a queen counts as at the end of
+    its suit, a card alone of its rank costs 4), and the lowest goes. Knock: it chooses the
+    discard first, then knocks with it if that is legal in its first three turns, else
+    only if it leaves gin; big gin when it may, like every baseline here.
 """
 
 from __future__ import annotations
@@ -239,11 +255,12 @@ def own_turn(obs) -> np.ndarray:
     return np.rint(plane(obs, "own_discards").sum(1)).astype(np.int64) + 1
 
 
-def lookahead(hand: np.ndarray, unseen: np.ndarray, discards: np.ndarray) -> np.ndarray:
+def lookahead(hand: np.ndarray, unseen: np.ndarray, discards: np.ndarray, best: int | None = None) -> np.ndarray:
     """``(n, 52)`` float64: for each card ``c`` the seat may discard (``discards``), the
     expected least deadwood after discarding ``c``, drawing one of the ``unseen`` cards
     (each equally likely) and discarding the best card then; 0 elsewhere. ``hand`` holds
-    the 11 cards of a discard turn."""
+    the 11 cards of a discard turn. With ``best``, the mean is over the ``best`` draws
+    that leave the least deadwood (all of them if fewer are unseen), as marjj reckons."""
     out = np.zeros(hand.shape)
     rows, cards = np.nonzero(discards & hand)
     counts = unseen.sum(1)
@@ -258,10 +275,18 @@ def lookahead(hand: np.ndarray, unseen: np.ndarray, discards: np.ndarray) -> np.
     drawn = order[rows]
     p_idx, u_idx = np.nonzero(valid[rows])
     tried[p_idx, u_idx, drawn[p_idx, u_idx]] = True
-    best = _after_discard(tried[p_idx, u_idx]).min(1).astype(np.float64)
-    total = np.zeros(rows.size)
-    np.add.at(total, p_idx, best)
-    out[rows, cards] = total / np.maximum(counts[rows], 1)
+    least = _after_discard(tried[p_idx, u_idx]).min(1).astype(np.float64)
+    if best is None:
+        total = np.zeros(rows.size)
+        np.add.at(total, p_idx, least)
+        out[rows, cards] = total / np.maximum(counts[rows], 1)
+        return out
+    grid = np.full((rows.size, width), np.inf)
+    grid[p_idx, u_idx] = least
+    k = min(best, width)
+    lowest = np.sort(grid, axis=1)[:, :k]
+    taken = np.minimum(counts[rows], k)
+    out[rows, cards] = np.where(np.isfinite(lowest), lowest, 0.0).sum(1) / np.maximum(taken, 1)
     return out
 
 
@@ -284,6 +309,102 @@ def danger(obs) -> np.ndarray:
     return np.maximum(score, 0.0).reshape(-1, NUM_CARDS)
 
 
+class Marjj(_Heuristic):
+    """The EAAI-2021 winner's decision code (``MARJJ_v5``), ported to batches of
+    observations; the module docstring and docs/baselines.md say where it differs."""
+
+    name = "marjj"
+    #: Turns (its own discards of the hand) in which it knocks as soon as it may.
+    early_turns = 3
+    #: Discard candidates: unmelded cards within this many points of the most valuable
+    #: one, then within this much deadwood of the best candidate (MAX_DEADWOOD_DIFFERENCE).
+    window = 5
+    #: The future term: INIT_WEIGHT x DECAY ** (turn - 1) x the mean of the best
+    #: MAX_CARDS_TO_CONSIDER deadwoods over the unseen draws.
+    init_weight, decay, best_draws = 18.0, 0.9, 7
+    #: The danger score's constants (its bonuses are negative, its penalties positive).
+    sequence_bonus, adj_bonus, adj2_bonus = -10.0, -5.0, -3.0
+    sequence_penalty, adj_penalty, adj2_penalty = 20.0, 5.0, 3.0
+    set_bonus, rank_bonus, set_penalty, rank_penalty = -10.0, -4.0, 20.0, 4.0
+
+    def wants(self, joins, lowers):
+        return joins & lowers
+
+    def candidates(self, obs, discards, after):
+        """``(B, 52)`` bool: the cards its score chooses among, or the one card it throws
+        without scoring (a single candidate, or a discard that leaves gin)."""
+        hand = plane(obs, "own_hand") > 0.5
+        whole = _deadwood(hand)
+        # Unmelded in at least one least-deadwood arrangement of the 11 cards: leaving it
+        # out of the melds costs nothing over the best arrangement.
+        unmelded = hand & discards & (after + _VALUES == whole[:, None])
+        biggest = np.where(unmelded, _VALUES, 0).max(1)
+        pick = unmelded & (_VALUES >= biggest[:, None] - self.window)
+        pick = np.where(pick.any(1)[:, None], pick, discards)  # none left: every legal card
+        several = pick.sum(1) > 1
+        gin = pick & (after == 0)
+        first_gin = gin & (np.cumsum(gin, 1) == 1)
+        least = np.where(pick, after, 1 << 20).min(1)
+        near = pick & (after <= least[:, None] + self.window)
+        return np.where((several & gin.any(1))[:, None], first_gin, np.where(several[:, None], near, pick))
+
+    def discard_key(self, obs, discards, after):
+        pick = self.candidates(obs, discards, after)
+        turn = own_turn(obs)
+        hand = plane(obs, "own_hand") > 0.5
+        unseen = plane(obs, "unseen") > 0.5
+        scored = pick & (pick.sum(1) > 1)[:, None]
+        future = lookahead(hand, unseen, scored, best=self.best_draws)
+        weight = self.init_weight * self.decay ** (turn - 1).astype(np.float64)
+        key = after + weight[:, None] * future + self.opponent_score(obs)
+        return np.where(pick, key - _VALUES * 1e-6, np.inf)  # ties (a coin in the source): the highest value
+
+    def opponent_score(self, obs) -> np.ndarray:
+        """``(B, 52)`` float64: the source's score of what each card gives the opponent
+        (its bonuses and penalties over the suited neighbours and the rank), from the
+        cards the opponent took and still holds and the cards this seat has seen."""
+        opp = (plane(obs, "opponent_took") > 0.5).reshape(-1, 4, 13)
+        seen = (plane(obs, "unseen") < 0.5).reshape(-1, 4, 13) & ~opp
+        rank = np.arange(13)
+
+        def at(cards, d):  # cards[..., r + d], False off the suit's ends
+            padded = np.pad(cards, ((0, 0), (0, 0), (2, 2)))
+            return padded[:, :, 2 + d : 15 + d]
+
+        o_hi, o_lo, o_hi2, o_lo2 = (at(opp, d) for d in (1, -1, 2, -2))
+        u_hi, u_lo, u_hi2, u_lo2 = (at(seen, d) for d in (1, -1, 2, -2))
+        u_hi = u_hi | (rank >= 11)  # the King's end; the source also marks a Queen's here
+        u_lo = u_lo | (rank == 0)
+        u_lo2 = u_lo2 | (rank <= 1)
+        w = np.float64
+        bonus = np.where(
+            (u_hi & (u_lo | u_lo2)) | (u_lo & (u_hi | u_hi2)),
+            self.sequence_bonus,
+            self.adj_bonus * (u_lo.astype(w) + u_hi) + self.adj2_bonus * (u_lo2.astype(w) + u_hi2),
+        )
+        penalty = np.where(
+            (o_hi & (o_lo | o_lo2)) | (o_lo & (o_hi | o_hi2)),
+            self.sequence_penalty,
+            self.adj_penalty * (o_lo.astype(w) + o_hi) + self.adj2_penalty * (o_lo2.astype(w) + o_hi2),
+        )
+        o_rank = opp.sum(1, keepdims=True)
+        u_rank = seen.sum(1, keepdims=True)  # the card itself included, as in the source
+        by_rank = np.where(u_rank >= 3, self.set_bonus, np.where(u_rank == 2, self.rank_bonus, 0.0))
+        by_rank = by_rank + np.where(o_rank >= 2, self.set_penalty, np.where(u_rank == 1, self.rank_penalty, 0.0))
+        return (bonus + penalty + by_rank).reshape(-1, NUM_CARDS)
+
+    def _discard(self, obs, mask):
+        after = deadwood_after(obs)
+        discards, knocks = mask[:, A.DISCARD : A.KNOCK], mask[:, A.KNOCK : A.DRAW_STOCK]
+        card = np.argmin(self.discard_key(obs, discards, after), 1)
+        rows = np.arange(len(obs))
+        # It chooses its discard first, then whether to knock with it: at will in its
+        # first three turns, otherwise only for gin.
+        knock = knocks[rows, card] & ((own_turn(obs) <= self.early_turns) | (after[rows, card] == 0))
+        out = np.where(knock, A.KNOCK + card, A.DISCARD + card)
+        return np.where(mask[:, A.BIG_GIN], A.BIG_GIN, out)
+
+
 class RandomAgent:
     name = "random"
     pure = False  # its generator moves on with every move
@@ -304,6 +425,7 @@ BASELINES = {
     "random": RandomAgent,
     "patient": Patient,
     "camper": Camper,
+    "marjj": Marjj,
 }
 
 

@@ -135,7 +135,7 @@ def test_camper_lookahead_is_the_mean_of_the_best_deadwood_over_each_unseen_draw
         assert (got[i, ~hand[i]] == 0).all()
 
 
-@pytest.mark.parametrize("name", ["knock_early", "gin_hunter", "patient", "camper"])
+@pytest.mark.parametrize("name", ["knock_early", "gin_hunter", "patient", "camper", "marjj"])
 def test_baselines_act_the_same_batched_and_one_by_one(name):
     agent = make_agent(name)
     env = VectorEnv(40, "standard", seed=3)

@@ -592,7 +592,7 @@ def test_the_page_offers_each_opponent_and_preset_and_names_the_drawn_card(chrom
     page.goto(url + "/")
     settle(page)
     options = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
-    assert options == ["bot", "knock_early", "gin_hunter", "patient", "camper", "random"]
+    assert options == ["bot", "knock_early", "gin_hunter", "patient", "camper", "marjj", "random"]
     assert "pagat" in page.eval_on_selector_all("#rules option", "els => els.map(e => e.value)")
     page.select_option("#opponent", "gin_hunter")
     page.select_option("#rules", "pagat")
