@@ -46,6 +46,7 @@ from agents.training.stopping import StopSignal  # noqa: E402
 
 STOP = StopSignal(caught=EARLY_SIGNALS) if __name__ == "__main__" else None
 
+from agents.training import stages  # noqa: E402
 from agents.training.checkpoint import CheckpointError, CheckpointWriteError  # noqa: E402
 from agents.training.config import make_config  # noqa: E402, F401 - train.make_config, as before
 from agents.training.loop import DEFAULT_CONFIG, train  # noqa: E402
@@ -77,12 +78,23 @@ def main(argv=None) -> int:
         p.error(f"--stop-after-minutes must be a finite number >= 0, got {minutes}")
     if args.config and args.resume:
         p.error("--config and --resume: a resumed run keeps its own config; change keys with --set KEY=VALUE")
+    limit = None if minutes is None else minutes * 60
+    if (args.resume and stages.is_stages_run(args.resume)) or (args.config and stages.is_stages_file(args.config)):
+        try:  # a config of stages: each stage a run of train() below, one after another
+            path = stages.run_stages(args.config, args.set, resume=args.resume, time_limit=limit, stop=STOP)
+        except CheckpointError as e:
+            p.error(f"--resume {args.resume}: {e}" if args.resume else str(e))
+        except CheckpointWriteError as e:
+            print(f"train.py: error: {e} (python train.py --resume {e.run_dir})", file=sys.stderr, flush=True)
+            return 1
+        except ValueError as e:
+            p.error(str(e))
+        return 0
     try:
         config = make_config(config_file=None if args.resume else args.config or DEFAULT_CONFIG, sets=args.set)
     except ValueError as e:
         p.error(str(e))
     overrides = tuple(item.split("=", 1)[0].strip() for item in args.set)
-    limit = None if minutes is None else minutes * 60
     try:
         path = train(config, resume=args.resume, resume_overrides=overrides, time_limit=limit, stop=STOP)
     except CheckpointError as e:

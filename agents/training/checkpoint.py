@@ -219,6 +219,8 @@ def resolve_checkpoint(path) -> Path:
         p = p.parent
     if not p.exists():
         raise CheckpointError(f"no checkpoint at {p.resolve()}")
+    if (p / "stages.json").is_file() and not (p / "LATEST").is_file():
+        p = _newest_stage(p)
     if (p / "LATEST").is_file():
         if any(p.glob(".old_step_*")):
             _recover(p)
@@ -236,6 +238,18 @@ def resolve_checkpoint(path) -> Path:
         if not (p / name).is_file():
             raise CheckpointError(f"checkpoint {p.resolve()} has no {name}")
     return p
+
+
+def _newest_stage(run_dir: Path) -> Path:
+    """A stages run (``agents.training.stages``) -> its newest stage's run directory."""
+    try:
+        dirs = json.loads((run_dir / "stages.json").read_text())["dirs"]
+        started = [run_dir / d for d in dirs if (run_dir / d / "LATEST").is_file()]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise CheckpointError(f"{run_dir / 'stages.json'} is corrupted: {e}") from None
+    if not started:
+        raise CheckpointError(f"the stages run {run_dir} has no checkpoint yet (its stages: {', '.join(dirs)})")
+    return started[-1]
 
 
 def read_json(path: Path, what: str) -> dict:

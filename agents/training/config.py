@@ -479,6 +479,32 @@ def set_item(key: str, value) -> str:
     return f"{key}={value if isinstance(value, str) else json.dumps(value)}"
 
 
+def read_config_file(config_file) -> dict:
+    """A YAML config file's mapping, its typed values checked (a number written in quotes
+    is an error); its keys are checked where they are merged. ``stages``, a list of such
+    mappings, is checked the same way (``agents.training.stages`` runs it)."""
+    fields = {f.name: f.type for f in dataclasses.fields(Config)}
+    path = Path(config_file)
+    if not path.is_file():
+        raise ValueError(f"config file {path} not found")
+    try:
+        data = yaml.load(path.read_text(), Loader=_StrictLoader) or {}
+    except yaml.YAMLError as e:
+        raise ValueError(f"config file {path} is not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config file {path} must hold a mapping of keys to values")
+    stages = data.get("stages")
+    mappings = [data, *(x for x in stages if isinstance(x, dict))] if isinstance(stages, list) else [data]
+    for mapping in mappings:
+        for key, value in mapping.items():  # a YAML file's values are typed: '0.9' is a string there
+            kind = _KINDS.get(fields.get(key), fields.get(key))
+            if isinstance(value, _Quoted) and kind is not str and key in fields and key not in _ONE_OR_MANY:
+                raise ValueError(
+                    f"config file {path}: {key} must be a {getattr(kind, '__name__', kind)}, got the string {value!r}"
+                )
+    return data
+
+
 def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Config:
     """Defaults, then a YAML file, then ``key=value`` strings; unknown keys are errors."""
     fields = {f.name: f.type for f in dataclasses.fields(Config)}
@@ -496,22 +522,13 @@ def make_config(overrides: dict | None = None, config_file=None, sets=()) -> Con
             values[key] = _coerce(key, value, fields[key])
 
     if config_file is not None:
-        path = Path(config_file)
-        if not path.is_file():
-            raise ValueError(f"config file {path} not found")
-        try:
-            data = yaml.load(path.read_text(), Loader=_StrictLoader) or {}
-        except yaml.YAMLError as e:
-            raise ValueError(f"config file {path} is not valid YAML: {e}") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"config file {path} must hold a mapping of keys to values")
-        for key, value in data.items():  # a YAML file's values are typed: '0.9' is a string there
-            kind = _KINDS.get(fields.get(key), fields.get(key))
-            if isinstance(value, _Quoted) and kind is not str and key in fields and key not in _ONE_OR_MANY:
-                raise ValueError(
-                    f"config file {path}: {key} must be a {getattr(kind, '__name__', kind)}, got the string {value!r}"
-                )
-        merge(str(path), data.items())
+        data = read_config_file(config_file)
+        if "stages" in data:
+            raise ValueError(
+                f"config file {config_file} lists stages: each is a run of its own, which "
+                f"python train.py --config {config_file} runs one after another"
+            )
+        merge(str(config_file), data.items())
     merge("overrides", (overrides or {}).items())
     for item in sets:
         if "=" not in item:

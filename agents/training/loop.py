@@ -23,6 +23,7 @@ from agents.training.run import (
     checkpoint,
     evaluate,
     log_eval,
+    log_path,
     open_logs,
     plan_run,
     say,
@@ -238,22 +239,26 @@ def train(
     stop_after: int | None = None,
     time_limit: float | None = None,
     stop: StopSignal | None = None,
+    tensorboard: tuple | None = None,
+    resume_hint=None,
     **overrides,
 ) -> Path:
     """Train to the end, or for ``stop_after`` more updates, or until the first update
     that ends ``time_limit`` seconds or more after the start, or until SIGINT / SIGTERM;
     then checkpoint (a run stopped early continues with ``resume``). Returns the last
     checkpoint. ``stop``: the signals' catcher to share (a league's exploiter runs with its
-    run's), else one of its own."""
+    run's), else one of its own. ``tensorboard``: (directory, first step) of the log to
+    write into instead of ``log_dir/run_name`` (a stage of a stages run), and
+    ``resume_hint`` what its messages tell to ``--resume`` (the stages run)."""
     own = stop is None  # a league's exploiter shares its run's catcher; the command makes its own first
     stop = StopSignal() if own else stop  # Ctrl-C or SIGTERM: checkpoint at the next boundary, then stop
     try:
         # --------------------------------------------- config, outputs checked first
         c, step_dir, run_dir = plan_run(config, resume, resume_overrides, overrides)
         check_writable(run_dir, "checkpoint_dir")
-        check_writable(Path(c.log_dir) / c.run_name, "log_dir")
+        check_writable(log_path(c, tensorboard), "log_dir")
         if stop.is_set():
-            return stopped_at_start(stop, step_dir, run_dir)
+            return stopped_at_start(stop, step_dir, run_dir, hint=resume_hint)
         # ------------------------------------- seeding, envs, agent, opponents
         run, saved_imitation = build_run(c, run_dir, step_dir, quiet)
     except BaseException:
@@ -261,16 +266,17 @@ def train(
             stop.restore()
         raise
     resumed_at = run.progress["update"]
+    run.resume_hint = resume_hint
     try:
         if stop.is_set():  # before anything is written
-            return stopped_at_start(stop, step_dir, run_dir, run.say)
-        open_logs(run, fresh=step_dir is None)
+            return stopped_at_start(stop, step_dir, run_dir, run.say, hint=resume_hint)
+        open_logs(run, fresh=step_dir is None, tensorboard=tensorboard)
         run.split = ppo.SplitWorker.for_config(c, run.device)  # the update's critic on a second thread
         # ---------------------------------------------------------- warm start
         imitation = warm_start(run, saved_imitation, stop)
         if stop.is_set():
             if imitation is None:  # no imitation ran: nothing new to save
-                return stopped_at_start(stop, step_dir, run_dir, run.say)
+                return stopped_at_start(stop, step_dir, run_dir, run.say, hint=resume_hint)
             why = f"on {signal.Signals(stop.signum).name} while imitating"
             return stopped(run, checkpoint(run, imitation), why)
         # ------------------------------------------------------------ the loop
@@ -305,11 +311,13 @@ def train(
     return path if path is not None else checkpoint(run)
 
 
-def stopped_at_start(stop: StopSignal, step_dir, run_dir: Path, speak=say):
+def stopped_at_start(stop: StopSignal, step_dir, run_dir: Path, speak=say, hint=None):
     """A signal before the first update: nothing was written. Says so and how to go on;
     returns the checkpoint resumed from (None for a fresh run)."""
     name = signal.Signals(stop.signum).name
-    if step_dir is None:
+    if hint is not None:  # a stage of a stages run: the run goes on from its plan
+        speak(f"stopping on {name} before this stage's next update: nothing new written; continue with --resume {hint}")
+    elif step_dir is None:
         speak(f"stopping on {name} before the first update: nothing written; start the run again to train")
     else:
         speak(f"stopping on {name} before the first update: {step_dir} unchanged; continue with --resume {run_dir}")

@@ -80,6 +80,7 @@ class Run:
         }
     )
     last_eval: dict = field(default_factory=dict)
+    resume_hint: Path | None = None  # what --resume takes to go on (a stages run: the whole run)
 
 
 def plan_run(
@@ -147,15 +148,39 @@ def build_run(c: Config, run_dir: Path, step_dir: Path | None, quiet: bool) -> t
     return run, imitation
 
 
-def open_logs(run: Run, fresh: bool) -> None:
+class OffsetWriter:
+    """A TensorBoard writer whose steps start at ``offset``: a stage of a stages run
+    writes into the run's one log, after the decisions of the stages before it."""
+
+    def __init__(self, writer, offset: int):
+        self.writer, self.offset = writer, offset
+
+    def add_scalar(self, tag, value, step):
+        self.writer.add_scalar(tag, value, step + self.offset)
+
+    def add_text(self, tag, text, step=0):
+        self.writer.add_text(tag, text, step + self.offset)
+
+    def close(self):
+        self.writer.close()
+
+
+def log_path(c: Config, tensorboard) -> Path:
+    """Where the run's TensorBoard logs go: ``log_dir/run_name``, or a stages run's one
+    log (``tensorboard``: its directory and the stage's first step)."""
+    return Path(c.log_dir) / c.run_name if tensorboard is None else Path(tensorboard[0])
+
+
+def open_logs(run: Run, fresh: bool, tensorboard=None) -> None:
     from torch.utils.tensorboard import SummaryWriter
 
     c = run.c
-    run.writer = SummaryWriter(str(Path(c.log_dir) / c.run_name))
+    where = log_path(c, tensorboard)
+    run.writer = OffsetWriter(SummaryWriter(str(where)), 0 if tensorboard is None else int(tensorboard[1]))
     if fresh:
         table = "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(c).items())
         run.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{table}")
-    run.say(f"run {c.run_name}: TensorBoard logs in {Path(c.log_dir) / c.run_name}, checkpoints in {run.run_dir}")
+    run.say(f"run {c.run_name}: TensorBoard logs in {where}, checkpoints in {run.run_dir}")
 
 
 EVAL_SEED = 10_000  # evaluation k plays the games of seed EVAL_SEED + update
@@ -228,6 +253,7 @@ def checkpoint(run: Run, imitation=None) -> Path:
 
 def stopped(run: Run, path: Path, why: str) -> Path:
     run.say(
-        f"stopping {why}, at update {run.progress['update']}: checkpoint {path}; continue with --resume {run.run_dir}"
+        f"stopping {why}, at update {run.progress['update']}: checkpoint {path}; "
+        f"continue with --resume {run.resume_hint or run.run_dir}"
     )
     return path
