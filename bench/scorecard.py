@@ -1,13 +1,13 @@
 """The strongest-bot scorecard: one bot against the field, in one command.
 
 Plays ``--matches`` matches to 100 (standard rules, ``--seed``, the same deals for every
-bot) of the bot against each of ``--opponents`` (the baselines camper, knock_early,
-gin_hunter and patient, and ``--reference``, the shipped bot's folder by default) with
-the project's evaluator, and prints for each its win rate with the 95% interval, the
-share of the bot's knocks (short of gin) that the opponent undercut, and whether the
-target of that column is met (``--targets``: the strongest-bot targets by default; the
-undercut target is against camper). Run: ``python bench/scorecard.py <checkpoint>
-[--matches 1000] [--seed 2026] [--json out.json]``.
+bot) of the bot against each of ``--opponents`` (the baselines marjj, camper,
+knock_early, gin_hunter and patient, and ``--reference``, the head-to-head opponent,
+``checkpoints/anticamper_priced`` by default) with the project's evaluator, and prints
+for each its win rate with the 95% interval, the share of the bot's knocks (short of
+gin) that the opponent undercut, and whether the target of that column is met (the
+targets of the past-the-winner issue: docs/training.md). Run: ``python
+bench/scorecard.py <checkpoint> [--matches 1000] [--seed 2026] [--json out.json]``.
 """
 
 import argparse
@@ -19,19 +19,22 @@ from agents.evaluate import play, write_json
 from agents.training.checkpoint import CheckpointError
 from ginenv.rules import Rules
 
-OPPONENTS = ("camper", "knock_early", "gin_hunter", "patient")
-#: The strongest-bot targets: a win rate per opponent, ``reference`` for the head to head.
-TARGETS = {"camper": 0.60, "knock_early": 0.80, "gin_hunter": 0.70, "patient": 0.70, "reference": 0.55}
-#: At most this share of the bot's knocks undercut by camper (half of the 0.17-0.18 the
-#: shipped bot and checkpoints/scratch had).
-UNDERCUT_TARGET = 0.09
+OPPONENTS = ("marjj", "camper", "knock_early", "gin_hunter", "patient")
+#: The past-the-winner targets: a win rate per opponent, ``reference`` for the head to
+#: head; gin_hunter and patient at most 0.02 under checkpoints/anticamper_priced's own
+#: figures (0.660 and 0.704). The earlier gin_hunter 0.70 and undercut-rate targets went:
+#: even a gin_hunter specialist tops out at 0.68-0.70, and undercuts cost about a tenth
+#: of what the opponent's gins take (docs/training.md, "Against campers").
+TARGETS = {"marjj": 0.60, "camper": 0.62, "knock_early": 0.80, "gin_hunter": 0.64, "patient": 0.684, "reference": 0.55}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bot", help="a checkpoint (run or step directory) or a baseline name")
     p.add_argument("--opponents", default=",".join(OPPONENTS), help="comma-separated baseline names or checkpoints")
-    p.add_argument("--reference", default="checkpoints/champion", help="the head-to-head opponent ('' for none)")
+    p.add_argument(
+        "--reference", default="checkpoints/anticamper_priced", help="the head-to-head opponent ('' for none)"
+    )
     p.add_argument("--matches", type=int, default=1000)
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--json", default=None, help="write the rows as JSON here")
@@ -60,17 +63,11 @@ def main(argv=None) -> int:
         }
         rows.append(row)
         met = "" if row["target"] is None else ("  met" if row["win_rate"] >= row["target"] else "  missed")
-        target = "" if row["target"] is None else f"  target {row['target']:.2f}{met}"
+        target = "" if row["target"] is None else f"  target {row['target']:g}{met}"
         print(
             f"{name:>22}  {row['win_rate']:.3f} ({row['ci95'][0]:.3f}-{row['ci95'][1]:.3f})  "
             f"knocks undercut {row['undercut_rate']:.3f} of {row['knocks']}{target}  [{time.time() - t:.0f} s]",
             flush=True,
-        )
-    camper = next((r for r in rows if r["opponent"] == "camper"), None)
-    if camper is not None:
-        met = "met" if camper["undercut_rate"] <= UNDERCUT_TARGET else "missed"
-        print(
-            f"undercut rate of its knocks against camper {camper['undercut_rate']:.3f}  target {UNDERCUT_TARGET} {met}"
         )
     if args.json:
         write_json(args.json, {"bot": args.bot, "matches": args.matches, "seed": args.seed, "rows": rows})

@@ -291,7 +291,7 @@ def test_the_scorecard_gives_the_evaluators_figures_and_says_which_targets_are_m
     rows = json.loads(out.read_text())["rows"]
     assert [row["opponent"] for row in rows] == ["camper", "knock_early", "gin_hunter"]
     lines = [line for line in r.stdout.splitlines() if "knocks undercut" in line]
-    for row, line, target in zip(rows, lines, (0.60, 0.80, 0.55)):
+    for row, line, target in zip(rows, lines, (0.62, 0.80, 0.55)):
         cli = tmp_path / f"{row['opponent']}.json"
         subprocess.run(
             [sys.executable, "-m", "agents.evaluate", "patient", row["opponent"]]
@@ -304,5 +304,4 @@ def test_the_scorecard_gives_the_evaluators_figures_and_says_which_targets_are_m
         want = json.loads(cli.read_text())["results"][0]
         assert row["win_rate"] == want["win_rate_a"] and row["undercut_rate"] == want["hand_ends"]["a"]["undercut_rate"]
         assert line.split()[0] == row["opponent"] and f"{want['win_rate_a']:.3f}" in line
-        assert f"target {target:.2f}  {'met' if want['win_rate_a'] >= target else 'missed'}" in line
-    assert "undercut rate of its knocks against camper" in r.stdout
+        assert f"target {target:g}  {'met' if want['win_rate_a'] >= target else 'missed'}" in line
