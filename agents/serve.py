@@ -2,5 +2,11 @@
 
 from agents.extras import run_command
 
-if __name__ == "__main__":
+
+def run() -> None:
+    """The command (``ginenv-serve`` where installed)."""
     run_command("agents.play.server")
+
+
+if __name__ == "__main__":
+    run()

@@ -853,3 +853,35 @@ def observe(out, me_of, perfect, games, rule, scales):
         row[x + 16] = turn[g] / max_turns
         row[x + 17] = 1.0 if (on_move and phase[g] != DONE) else 0.0
         row[x + 18] = take_best
+
+
+#: The entry points whose cached machine code tells whether this machine compiled the
+#: engine before (numba writes an index file beside each when it caches it).
+_ENTRY_POINTS = ("step", "legal_mask", "observe", "deal", "hands_after_discard")
+
+
+def cold_cache() -> bool:
+    """Whether numba has no cached build of the engine's entry points here yet (the first
+    run on this machine, or after ginenv changed): they compile at their first call."""
+    import os
+
+    try:
+        return not all(os.path.exists(globals()[name]._cache._cache_file._index_path) for name in _ENTRY_POINTS)
+    except AttributeError:  # another numba's internals: say nothing rather than guess
+        return False
+
+
+def announce_compile(stream=None) -> bool:
+    """One line on ``stream`` (stderr) when the engine is about to compile for the first
+    time here: what and about how long, and that it is cached after. Returns whether it spoke."""
+    import os
+    import sys
+
+    if os.environ.get("GINENV_QUIET") or not cold_cache():
+        return False
+    print(
+        "ginenv: compiling the game engine for this machine with numba (first run only, about a minute; cached after)",
+        file=stream or sys.stderr,
+        flush=True,
+    )
+    return True

@@ -974,6 +974,7 @@ def _end_hand(s: State, idx, kind, points, winner) -> None:
 #: games bit for bit.
 ENGINES = ("numba", "numpy")
 _compiled = None
+_announced: list = []  # the first-compile line is said once a process
 
 
 def engine() -> str:
@@ -996,6 +997,8 @@ def set_engine(name: str) -> str:
         except ImportError as e:
             raise ValueError(f"the numba engine needs numba (pip install numba): {e}") from None
         assert (compiled.OFFER, compiled.DISCARD, compiled.DONE, compiled.SKIP) == (OFFER, DISCARD, DONE, SKIP)
+        if _compiled is None and not _announced:
+            _announced.append(compiled.announce_compile())  # a line, the first time on a machine
         _compiled = compiled
     return before
 

@@ -16,6 +16,9 @@ import time  # noqa: E402
 CONFIG_HOME = tempfile.mkdtemp(prefix="ginenv-test-config-")
 os.environ["XDG_CONFIG_HOME"] = CONFIG_HOME
 os.environ.pop("GINENV_STORE_KEY", None)
+# The first-compile line stays out of the outputs the tests read (tests/test_package.py
+# checks it with a cold numba cache of its own).
+os.environ["GINENV_QUIET"] = "1"
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -47,6 +50,9 @@ SLOW_MODULES = {
     "test_api_schema",
     "test_faults",
     "test_soak",
+    "test_package",
+    "test_stages",
+    "test_marjj",
 }
 
 

@@ -15,8 +15,8 @@ from agents.extras import require
 
 require("kaggle", what="the Kaggle agent (agents.bridges.kaggle)", main=__name__ == "__main__")
 
-from agents import SHIPPED, make_agent  # noqa: E402
 from agents.bridges.kaggle_bot import NO_ACTION, kaggle_agent  # noqa: E402, F401 (NO_ACTION re-exported)
+from agents.registry import SHIPPED, make_agent  # noqa: E402
 
 
 def make_kaggle_agent(spec=SHIPPED, seed: int = 0):

@@ -160,6 +160,22 @@ def bundled_source(module: str) -> str:
     return "\n".join(lines)
 
 
+def license_text() -> bytes:
+    """The project's licence: the clone's LICENSE, or the installed package's copy."""
+    if (ROOT / "LICENSE").is_file():
+        return (ROOT / "LICENSE").read_bytes()
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("ginenv")
+    except PackageNotFoundError:
+        dist = None
+    text = next((t for t in (dist.read_text(n) for n in ("licenses/LICENSE", "LICENSE")) if t), None) if dist else None
+    if text is None:
+        raise FileNotFoundError("the ginenv licence was found neither in the clone nor in the installed package")
+    return text.encode()
+
+
 def bundle_files(checkpoint) -> dict:
     """The submission's files, ``{relative path: bytes}``."""
     from safetensors.numpy import save
@@ -181,7 +197,7 @@ def bundle_files(checkpoint) -> dict:
             f'"""The modules of ginenv that the bot {name} plays with, their imports renamed into\n'
             f'{PACKAGE} (made by python -m agents.export --kaggle). Licence: ../LICENSE."""\n'
         ).encode(),
-        "LICENSE": (ROOT / "LICENSE").read_bytes(),
+        "LICENSE": license_text(),
     }
     for module in modules_to_bundle():
         files[f"{PACKAGE}/{module.rsplit('.', 1)[1]}.py"] = bundled_source(module).encode()
@@ -210,7 +226,6 @@ def export_kaggle(checkpoint, out) -> dict:
 
 def main(argv=None) -> int:
     p = command_parser("python -m agents.export", __doc__)
-    p.add_argument("--kaggle", required=True, help="where to write the submission: a .tar.gz file or a folder")
     args = p.parse_args(argv)
     out = Path(args.kaggle)
     if out.name.endswith((".tar.gz", ".tgz")):

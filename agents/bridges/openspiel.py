@@ -108,7 +108,7 @@ def evaluate(spec_a, spec_b, hands: int, seed: int = 0, params: dict | None = No
     Matches to ``target`` are built from consecutive hands: each hand's points go to its
     winner, and a match ends when a total reaches the target (no end-of-match bonuses;
     an unfinished last match is not counted)."""
-    from agents import make_agent
+    from agents.registry import make_agent
     from agents.stats import wilson
 
     game = pyspiel.load_game("gin_rummy", params or {})

@@ -2,5 +2,11 @@
 
 from agents.extras import run_command
 
-if __name__ == "__main__":
+
+def run() -> None:
+    """The command (``ginenv-play`` where installed)."""
     run_command("agents.play.terminal")
+
+
+if __name__ == "__main__":
+    run()

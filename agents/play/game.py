@@ -23,9 +23,9 @@ import secrets
 
 import numpy as np
 
-from agents import SHIPPED, make_agent
 from agents.base import choose
 from agents.play.lang import move_label, phrase
+from agents.registry import SHIPPED, make_agent
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import CARD_VALUES, RANKS, format_card, parse_cards

@@ -61,10 +61,11 @@ from starlette.responses import FileResponse, JSONResponse  # noqa: E402
 from starlette.routing import Mount, Route  # noqa: E402
 from starlette.staticfiles import StaticFiles  # noqa: E402
 
-from agents import SHIPPED, make_agent, strict_json  # noqa: E402
+from agents import strict_json  # noqa: E402
 from agents.play.game import Game, hint, hint_policy  # noqa: E402
 from agents.play.lang import LANGUAGES, table  # noqa: E402
 from agents.play.store import GameStore, StoreError, default_path  # noqa: E402
+from agents.registry import SHIPPED, make_agent  # noqa: E402
 from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import PRESETS  # noqa: E402
 

@@ -20,9 +20,9 @@ import select
 import sys
 from pathlib import Path
 
-from agents import SHIPPED, make_agent
 from agents.play.game import BOT, HUMAN, Game, hint, hint_policy, parse_move
 from agents.play.lang import LANGUAGES, move_label, phrase, to_english
+from agents.registry import SHIPPED, make_agent
 from ginenv import actions as A
 from ginenv import core
 from ginenv.cards import format_card

@@ -34,6 +34,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from agents import strict_json
+from agents.bots import checkpoint_path
 from agents.training.config import OPPONENT_KINDS
 from ginenv.actions import NUM_ACTIONS
 from ginenv.observation import OBS_SIZE, OBS_VERSION
@@ -200,16 +201,20 @@ def save_checkpoint(
 
 
 def command_parser(prog: str, doc: str) -> argparse.ArgumentParser:
-    """A command's parser that reads a checkpoint first (``python -m agents.export``'s
-    two forms): its ``doc`` as the description, the ``checkpoint`` argument added."""
+    """``python -m agents.export``'s one parser, for both its forms: the checkpoint, then
+    ``--onnx FILE`` or ``--kaggle OUT`` (one of them); ``doc`` is the description."""
     p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", help="a run directory, step directory or policy file")
+    p.add_argument("checkpoint", help="a run directory, step directory or policy file (or shipped: the shipped bot)")
+    out = p.add_mutually_exclusive_group(required=True)
+    out.add_argument("--onnx", metavar="FILE", help="write the policy as one ONNX file (the onnx extra)")
+    out.add_argument("--kaggle", metavar="OUT", help="write a Kaggle submission: a .tar.gz file or a new folder")
     return p
 
 
 def resolve_checkpoint(path) -> Path:
-    """A run directory, a step directory or a file in one -> the step directory."""
-    p = Path(path)
+    """A run directory, a step directory or a file in one (or ``shipped``, the shipped
+    bot) -> the step directory."""
+    p = checkpoint_path(path)
     if p.is_file():
         if p.name not in CHECKPOINT_FILES:
             raise CheckpointError(

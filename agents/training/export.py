@@ -61,7 +61,6 @@ def export_onnx(checkpoint, out_path) -> None:
 
 def main(argv=None) -> int:
     p = command_parser("python -m agents.export", __doc__)
-    p.add_argument("--onnx", required=True, help="where to write the ONNX model")
     args = p.parse_args(argv)
     out = Path(args.onnx)
     if out.is_dir():

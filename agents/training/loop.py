@@ -32,7 +32,9 @@ from agents.training.run import (
 from agents.training.stopping import StopSignal
 from agents.training.warmstart import init_sets
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent.parent / "configs" / "default.yaml"
+#: The recipes, package data (``agents/configs``; in the clone ``configs/`` points there).
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+DEFAULT_CONFIG = CONFIGS / "default.yaml"
 
 
 def warm_start(run: Run, saved, stop: StopSignal) -> warmstart.Imitation | None:
