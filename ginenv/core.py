@@ -388,7 +388,10 @@ class State:
             s = _state_of(d["rules"], d["mode"], d["auto_reset"], blank, legal)
             s = s.with_arrays({name: d[name] for name in ARRAY_FIELDS})
         else:
-            s = _state_of(d["rules"], d["mode"], d["auto_reset"], d["_games"], legal)
+            games = d["_games"]
+            if not games.flags.writeable:  # out-of-band buffers (pickle protocol 5, Ray's store)
+                games = games.copy()
+            s = _state_of(d["rules"], d["mode"], d["auto_reset"], games, legal)
         self.__dict__.update(s.__dict__)
 
     def stock(self, game: int) -> np.ndarray:
@@ -453,6 +456,10 @@ def init(
                 f"decks must be a ({b}, {NUM_CARDS}) array of card ids, one deck per game; got shape {decks.shape}"
             )
     if game_seeds_ is None:
+        if game_keys_ is not None:
+            raise ValueError(
+                "game_keys_ are the second keys of game_seeds_: give game_seeds_ too, or neither (seed then makes both)"
+            )
         seed = check_seed(seed)
         seeds, keys = game_seeds(seed & ((1 << 64) - 1), b), game_keys(seed, b)
     else:

@@ -270,9 +270,10 @@ class Config:
         if self.exploiter_from not in EXPLOITER_STARTS:
             problems.append(f"exploiter_from must be one of {', '.join(EXPLOITER_STARTS)}, got {self.exploiter_from!r}")
         if self.rules not in PRESETS:
-            problems.append(f"rules must be one of {', '.join(PRESETS)}")
-        if self.mode not in core.MODES or self.eval_mode not in core.MODES:
-            problems.append(f"mode and eval_mode must be one of {', '.join(core.MODES)}")
+            problems.append(f"rules must be one of {', '.join(PRESETS)}, got {self.rules!r}")
+        for key in ("mode", "eval_mode"):
+            if getattr(self, key) not in core.MODES:
+                problems.append(f"{key} must be one of {', '.join(core.MODES)}, got {getattr(self, key)!r}")
         for name, most in _INT_BOUNDS.items():
             if not 1 <= getattr(self, name) <= most:
                 problems.append(f"{name} must be from 1 to {most:,}, got {getattr(self, name)}")

@@ -221,6 +221,25 @@ def log_update(run: Run, stats: dict) -> str:
     return line
 
 
+def minutes(seconds: float) -> str:
+    """``h:mm:ss`` (or ``m:ss``) of a duration."""
+    seconds = max(0, round(seconds))
+    h, rest = divmod(seconds, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"
+
+
+def clock(run: Run, end: int, deadline: float | None) -> str:
+    """The time so far (the run's updates, resumes included) and the time left to
+    update ``end`` at the pace so far; with ``--stop-after-minutes``, when it stops."""
+    p = run.progress
+    done, elapsed = p["update"], p["seconds"]
+    left = elapsed / max(done, 1) * (end - done)
+    out = f"{minutes(elapsed)} elapsed, ~{minutes(left)} left"
+    if deadline is not None and deadline - time.time() < left:
+        out += f" (stops in ~{minutes(max(0.0, deadline - time.time()))}: --stop-after-minutes)"
+    return out
+
+
 def exploiter_config(target: str, decisions: int, init_from: str | None, sets=(), run_name: str = ""):
     """The trainer's config for a best response to ``target``: every episode against it,
     evaluations against it, the network of ``init_from`` when one is given."""
@@ -257,10 +276,11 @@ def train(
     try:
         # --------------------------------------------- config, outputs checked first
         c, step_dir, run_dir = plan_run(config, resume, resume_overrides, overrides)
+        created = [d for d in (run_dir, log_path(c, tensorboard)) if not d.exists()]  # gone again if nothing is
         check_writable(run_dir, "checkpoint_dir")
         check_writable(log_path(c, tensorboard), "log_dir")
         if stop.is_set():
-            return stopped_at_start(stop, step_dir, run_dir, hint=resume_hint)
+            return stopped_at_start(stop, step_dir, run_dir, hint=resume_hint, created=created)
         # ------------------------------------- seeding, envs, agent, opponents
         run, saved_imitation = build_run(c, run_dir, step_dir, quiet)
     except BaseException:
@@ -271,14 +291,19 @@ def train(
     run.resume_hint = resume_hint
     try:
         if stop.is_set():  # before anything is written
-            return stopped_at_start(stop, step_dir, run_dir, run.say, hint=resume_hint)
+            return stopped_at_start(stop, step_dir, run_dir, run.say, hint=resume_hint, created=created)
         open_logs(run, fresh=step_dir is None, tensorboard=tensorboard)
+        if step_dir is not None:
+            p = run.progress
+            run.say(f"resuming from {step_dir} (update {p['update']} of {c.num_updates}, {p['decisions']:,} decisions)")
         run.split = ppo.SplitWorker.for_config(c, run.device)  # the update's critic on a second thread
         # ---------------------------------------------------------- warm start
         imitation = warm_start(run, saved_imitation, stop)
         if stop.is_set():
             if imitation is None:  # no imitation ran: nothing new to save
-                return stopped_at_start(stop, step_dir, run_dir, run.say, hint=resume_hint)
+                run.writer.close()
+                run.writer = None
+                return stopped_at_start(stop, step_dir, run_dir, run.say, hint=resume_hint, created=created)
             why = f"on {signal.Signals(stop.signum).name} while imitating"
             return stopped(run, checkpoint(run, imitation), why)
         # ------------------------------------------------------------ the loop
@@ -290,8 +315,9 @@ def train(
                 return stopped(run, checkpoint(run), "while training an exploiter")
             buf, timing = collect(run)  # rollout
             stats = learn(run, buf, timing)  # advantages, PPO update, snapshot
-            run.say(log_update(run, stats))  # logging, evaluation
+            line = log_update(run, stats)  # logging, evaluation
             run.progress["seconds"] += time.time() - t
+            run.say(line + "  " + clock(run, end, None if time_limit is None else start + time_limit))
             # ----------------------------------------------------- checkpointing
             update = run.progress["update"]
             out_of_time = time_limit is not None and time.time() - start >= time_limit
@@ -313,10 +339,16 @@ def train(
     return path if path is not None else checkpoint(run)
 
 
-def stopped_at_start(stop: StopSignal, step_dir, run_dir: Path, speak=say, hint=None):
-    """A signal before the first update: nothing was written. Says so and how to go on;
-    returns the checkpoint resumed from (None for a fresh run)."""
+def stopped_at_start(stop: StopSignal, step_dir, run_dir: Path, speak=say, hint=None, created=()):
+    """A signal before the first update: nothing was written (the folders this run made,
+    ``created``, go again for a fresh run). Says so and how to go on; returns the
+    checkpoint resumed from (None for a fresh run)."""
+    import shutil
+
     name = signal.Signals(stop.signum).name
+    if step_dir is None:
+        for d in created:
+            shutil.rmtree(d, ignore_errors=True)
     if hint is not None:  # a stage of a stages run: the run goes on from its plan
         speak(f"stopping on {name} before this stage's next update: nothing new written; continue with --resume {hint}")
     elif step_dir is None:
