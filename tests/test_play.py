@@ -528,6 +528,30 @@ def test_a_reload_mid_match_resumes_the_same_match_and_new_game_asks_first(chrom
     assert f"game={page.evaluate('game.id')}" in page.url
 
 
+def test_the_log_follows_the_newest_move_and_a_reload_shows_the_bots_last_moves(chromium_page):
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "/")
+    settle(page)
+    box = "(() => { const l = document.getElementById('log'); return [l.scrollHeight, l.clientHeight, l.scrollTop]; })"
+    box += "()"
+    for _ in range(60):  # until this hand's log is longer than its box
+        height, shown, top = page.evaluate(box)
+        if height > shown + 40:
+            break
+        first_moves(page, 1)
+    height, shown, top = page.evaluate(box)
+    assert height > shown + 40, "the log never outgrew its box"
+    assert top + shown >= height - 1  # scrolled to the newest move
+    news = page.inner_text("#news")
+    assert "bot" in news.lower(), news  # it shows the bot's last moves
+    page.reload()
+    settle(page)
+    assert page.inner_text("#news") == news  # the bubble of its last moves, as before
+    height, shown, top = page.evaluate(box)
+    assert top + shown >= height - 1
+
+
 def test_the_page_fits_a_phone_with_no_horizontal_overflow(chromium_page):
     browser, url = chromium_page
     for width, height, game in ((390, 844, 0), (360, 740, 0), (430, 932, 0), (390, 844, 1), (360, 740, 2)):

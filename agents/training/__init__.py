@@ -10,7 +10,7 @@ update), ``opponents`` (who sits opposite the learner), ``warmstart`` (imitation
 ``search`` (a policy with search at decision time, the ``+search`` agent spec).
 
 May import: ``ginenv``, torch, and the top of ``agents`` (``agents.base``,
-``agents.extras``, ``agents.stats``, the factory) and the evaluator (``exploit``
+``agents.extras``, ``agents.stats``, ``agents.registry``) and the evaluator (``exploit``
 and ``run`` measure with it). Never ``agents.play`` or ``agents.bridges`` (those build on this
 room, not it on them).
 """

@@ -111,7 +111,7 @@ async function resume() {
     game = { id: out.id, state: out.state };
     shownResults = seenBefore(out.id, out.state);
     $("mode").value = out.state.mode;
-    render([]);
+    render(lastBotMoves(out.state));  // the bubble of the bot's last moves, as before the reload
   } catch (e) {
     await newGame(false);
     $("prompt").textContent = T("gone", { error: e.message });
@@ -132,6 +132,15 @@ async function play(action) {
   } catch (e) {
     $("prompt").textContent = e.message;
   }
+}
+
+function lastBotMoves(s) {
+  // The bot's moves at the end of this hand's log (what the bubble showed after the last play).
+  const out = [];
+  for (let i = s.moves.length - 1; i >= 0 && s.moves[i].player === "bot"; i--) {
+    out.unshift({ hand: s.hand_no, action: s.moves[i].action });
+  }
+  return out;
 }
 
 function render(botMoves) {
@@ -228,6 +237,7 @@ function render(botMoves) {
     li.textContent = `${whoName(m.player)}: ${moveLabel(m.action)}`;
     log.appendChild(li);
   });
+  log.scrollTop = log.scrollHeight;  // the newest move in sight
   drawSheet(s);
   if (s.result && (s.hands_played || 0) > shownResults) showResult(s.result, s);
 }
