@@ -17,6 +17,7 @@ EXTRAS = {
     "sb3": ("stable_baselines3", "sb3_contrib"),
     "rllib": ("ray",),
     "onnx": ("onnx", "onnxruntime", "onnxscript"),
+    "textarena": ("textarena",),
 }
 
 
