@@ -36,7 +36,7 @@ def make_agent(spec, seed: int = 0):
 
         parsed = parse_search(spec)
         if parsed is not None:
-            return SearchAgent(load_policy(parsed[0]), worlds=parsed[1], seed=seed)
+            return SearchAgent(load_policy(parsed[0]), seed=seed, **parsed[1])
     path = checkpoint_path(spec)
     if path.exists():
         return load_policy(path)

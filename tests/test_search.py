@@ -86,18 +86,25 @@ def test_search_picks_legal_moves_and_sometimes_overrides_the_policy(policy):
 
 
 def test_the_spec_and_its_errors(policy):
-    assert parse_search("checkpoints/champion+search") == ("checkpoints/champion", 16)
-    assert parse_search("a/b+search=4") == ("a/b", 4)
+    assert parse_search("checkpoints/champion+search") == ("checkpoints/champion", {"worlds": 16})
+    assert parse_search("a/b+search=4") == ("a/b", {"worlds": 4})
+    assert parse_search("shipped+search=0.5s") == ("shipped", {"worlds": 512, "seconds": 0.5})
+    assert parse_search("a+search=64:patient") == ("a", {"worlds": 64, "rollouts": "patient"})
+    assert parse_search("a+search:patient") == ("a", {"worlds": 16, "rollouts": "patient"})
     assert parse_search("checkpoints/champion") is None
-    for bad in ("x+search=0", "x+search=abc", "x+search=1000"):
+    for bad in ("x+search=0", "x+search=abc", "x+search=1000", "x+search=0s", "x+search=5:lazy", "x+search=1.5"):
         with pytest.raises(ValueError, match=r"\+search=W needs W"):
             parse_search(bad)
     agent = make_agent(f"{SHIPPED}+search=4", seed=2**127 + 5)  # a game's 128-bit seed, as the terminal gives
     assert isinstance(agent, SearchAgent) and agent.worlds == 4
     with pytest.raises(ValueError, match="needs act\\(obs, mask, state=..., seats=...\\)"):
         agent.act(np.zeros((1, 487), np.float32), np.ones((1, 108), bool))
-    with pytest.raises(ValueError, match="worlds must be an integer from 1 to 256"):
+    with pytest.raises(ValueError, match="worlds must be an integer from 1 to 512"):
         SearchAgent(policy, worlds=0)
+    with pytest.raises(ValueError, match="rollouts must be one of greedy, patient"):
+        SearchAgent(policy, rollouts="lazy")
+    timed = make_agent("shipped+search=0.2s:patient")
+    assert timed.seconds == 0.2 and timed.rollouts == "patient" and not timed.pure
 
 
 def test_the_evaluator_plays_it(policy):
@@ -119,3 +126,71 @@ def test_a_game_against_the_searching_bot_replays_exactly(policy):
     again.replay(game.actions)
     assert again.over and again.history == game.history
     assert any(m["player"] != "you" for m in game.history[0]["moves"])
+
+
+def reference_patient_value(policy, s, first, seat):
+    """``reference_value`` with ``seat`` never knocking short of gin after ``first``."""
+    from ginenv import actions as A
+
+    s = s.copy()
+    action = int(first)
+    while True:
+        core.step(s, np.array([action]))
+        if s.hand_ended[0] or s.done[0]:
+            pts = s.hand_points[0] + s.bonus_points[0]
+            return float(pts[seat] - pts[1 - seat])
+        who = int(s.current[0])
+        action = int(policy.act(observe(s, np.array([who]))[0], core.legal_action_mask(s)[0]))
+        if who == seat and A.is_knock(action) and s._after_discard[0, A.card_of(action)] > 0:
+            action = A.discard(A.card_of(action))
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_patient_rollouts_equal_one_game_at_a_time(policy, seed):
+    s = advanced(policy, 16, seed, moves=int(np.random.default_rng(seed).integers(0, 20)))
+    rng = np.random.default_rng(seed)
+    mask = core.legal_action_mask(s)
+    first = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    seat = s.current.astype(np.int64)
+    got = rollout(policy.model, s.copy(), first, seat, patient=True)
+    want = [reference_patient_value(policy, s.select([i]), first[i], seat[i]) for i in range(s.batch_size)]
+    assert np.array_equal(got, np.array(want))
+    greedy = rollout(policy.model, s.copy(), first, seat)
+    assert not np.array_equal(got, greedy)  # the seat's knocks did change hands
+
+
+def test_every_legal_knock_is_a_candidate_and_a_time_budget_deals_more_worlds_with_more_time(policy):
+    from ginenv import actions as A
+
+    for moves in range(9, 60, 2):  # a position where several games may knock
+        s = advanced(policy, 96, 6, moves=moves)
+        mask = core.legal_action_mask(s)
+        knocking = np.flatnonzero(mask[:, A.KNOCK : A.DRAW_STOCK].any(1))
+        if knocking.size >= 4:
+            break
+    assert knocking.size >= 4
+    obs = observe(s, s.current)
+    agent = SearchAgent(policy, worlds=4, seed=1)
+    cand, legal = agent._candidates(policy.probabilities(obs, mask), mask)
+    for i in knocking:
+        got = set(cand[i][legal[i]].tolist())
+        assert set((np.flatnonzero(mask[i, A.KNOCK : A.DRAW_STOCK]) + A.KNOCK).tolist()) <= got
+        assert int(policy.act(obs[i], mask[i])) == cand[i, 0]  # the policy's own choice first
+    plain = SearchAgent(policy, worlds=4, seed=1, knocks=False)._candidates(policy.probabilities(obs, mask), mask)
+    assert plain[1].sum() < legal.sum()
+    rows = knocking[:4]
+    sub = s.select(rows)
+
+    def ticking(step):  # a clock that moves on by ``step`` seconds at each reading
+        t = iter(np.arange(0, 1000, step))
+        return lambda: float(next(t))
+
+    dealt = {}
+    for seconds in (0.01, 1.0, 100.0):
+        agent = SearchAgent(policy, worlds=20, chunk=4, seconds=seconds, seed=1)
+        agent.clock = ticking(0.3)
+        a = agent.act(obs[rows], mask[rows], state=sub, seats=sub.current)
+        assert mask[rows][np.arange(len(rows)), a].all()
+        dealt[seconds] = agent.last_worlds
+    # one chunk at least; chunks while the time lasts (read at 0.3, 0.6, 0.9, 1.2); the worlds cap
+    assert dealt == {0.01: 4, 1.0: 16, 100.0: 20}

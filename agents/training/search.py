@@ -1,29 +1,43 @@
 """Search at decision time: a trained policy that looks ahead in sampled worlds.
 
 ``SearchAgent(policy, worlds=8, candidates=4)`` chooses, in each game, among the
-policy's ``candidates`` likeliest legal actions: it deals ``worlds`` worlds consistent
+policy's ``candidates`` likeliest legal actions and every legal knock (``knocks=True``):
+it deals ``worlds`` worlds consistent
 with what the player has seen (``ginenv.worlds.resample_hidden``; the opponent's unseen
 cards drawn by the belief net's odds where the policy has one), plays each candidate
 in each world and then the rest of the hand with the policy, greedy, for both seats (on
 the batched engine: all games x worlds x candidates in one batch), and takes the
-candidate whose hands end with the best mean points, own minus opponent's (the prior
-breaks ties). A game with one candidate is not searched.
+candidate whose hands end with the best mean points, own minus opponent's, where its
+gain over the policy's own choice is more than 2 standard errors (paired over the
+worlds). A game with one candidate is not searched.
+
+Budgets: ``worlds`` is the most worlds a move; with ``seconds`` the search is anytime, it
+deals them in chunks of ``chunk`` until the time is spent (at least one chunk), so a
+fast machine searches more (a time budget is then not a function of the position alone:
+use a worlds budget where games must replay). Rollouts (``rollouts``): ``greedy`` (the
+policy for both seats), or ``patient`` (the searching seat never knocks short of gin in
+its rollouts, the other seat plays the policy: the setting the strongest Monte Carlo bot
+found best). The agent spec ``<checkpoint>+search`` (16 worlds), ``+search=W`` (W
+worlds), ``+search=0.5s`` (anytime, half a second a move, up to 512 worlds) and
+``:patient`` after either (``+search=64:patient``) build one (``make_agent``).
 
 It needs the game's state besides the observation (``reads_state``: the evaluator
 passes it): it reads it only through ``resample_hidden``, which deals anew everything
 the player cannot see, so its choice never depends on hidden cards (a test checks
-that two states differing only in them give the same choices). The agent spec
-``<checkpoint>+search`` (or ``+search=W`` for W worlds) builds one (``make_agent``).
+that two states differing only in them give the same choices).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+import time
 
 import numpy as np
 import torch
 
 from agents.training.policy import Policy
+from ginenv import actions as A
 from ginenv import core
 from ginenv.observation import observe
 from ginenv.worlds import resample_hidden
@@ -31,19 +45,42 @@ from ginenv.worlds import resample_hidden
 MAX_MOVES = 400  # per rollout: far beyond any hand (a hand has at most ~70 moves)
 MIN_PRIOR = 0.02  # a candidate the policy gives less is not searched
 Z = 2.0  # the search overrides the policy only where the gain is this many standard errors
+MAX_WORLDS = 512  # the most worlds one move may deal
+ROLLOUTS = ("greedy", "patient")
 
 
 class SearchAgent:
     reads_state = True
     pure = True  # seeded from the observation at every move (agents.base)
 
-    def __init__(self, policy: Policy, worlds: int = 16, candidates: int = 4, seed: int = 0):
-        for name, v in (("worlds", worlds), ("candidates", candidates)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= 256:
-                raise ValueError(f"search {name} must be an integer from 1 to 256, got {v!r}")
+    def __init__(
+        self,
+        policy: Policy,
+        worlds: int = 16,
+        candidates: int = 4,
+        seed: int = 0,
+        seconds: float | None = None,
+        chunk: int = 16,
+        rollouts: str = "greedy",
+        knocks: bool = True,
+    ):
+        for name, v, most in (("worlds", worlds, MAX_WORLDS), ("candidates", candidates, 256), ("chunk", chunk, 512)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
+                raise ValueError(f"search {name} must be an integer from 1 to {most}, got {v!r}")
+        if seconds is not None and (
+            isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 600
+        ):
+            raise ValueError(f"search seconds must be a number of seconds above 0 and at most 600, got {seconds!r}")
+        if rollouts not in ROLLOUTS:
+            raise ValueError(f"search rollouts must be one of {', '.join(ROLLOUTS)}, got {rollouts!r}")
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
+        self.seconds, self.chunk, self.rollouts, self.knocks = seconds, int(chunk), rollouts, bool(knocks)
         self.seed = core.check_seed(seed, "SearchAgent's seed")
-        self.name = f"{policy.name}+search={self.worlds}"
+        budget = f"{seconds:g}s" if seconds is not None else str(self.worlds)
+        self.name = f"{policy.name}+search={budget}" + (":patient" if rollouts == "patient" else "")
+        self.pure = seconds is None  # a time budget depends on the machine's speed
+        self.last_worlds = 0  # the worlds the last searched move dealt (a time budget's count)
+        self.clock = time.perf_counter  # the time budget's clock
 
     def act(self, observations, action_masks, state: core.State | None = None, seats=None):
         if state is None or seats is None:
@@ -59,30 +96,68 @@ class SearchAgent:
         self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
         single = probs.ndim == 1
         probs = probs[None] if single else probs
-        k = self.candidates
-        cand = np.argsort(-probs, 1, kind="stable")[:, :k]  # (B, k), likeliest first
-        p = np.take_along_axis(probs, cand, 1)
-        legal = (p > 0) & ((p >= MIN_PRIOR) | (np.arange(k) == 0))
-        cand = np.where(legal, cand, cand[:, :1])  # fill past the candidates with the first
+        masks = np.asarray(action_masks, bool).reshape(probs.shape)
+        cand, legal = self._candidates(probs, masks)
         choice = cand[:, 0].copy()
         todo = np.flatnonzero(legal.sum(1) > 1)
         if todo.size:
-            v = self._values(state.select(todo), seats[todo], observations, todo, cand[todo])
+            v = self._search(state.select(todo), seats[todo], observations, todo, cand[todo])
             # Paired over the worlds: each candidate against the policy's own choice.
             d = v - v[:, :, :1]
             gain = d.mean(1)
-            se = d.std(1, ddof=1) / np.sqrt(self.worlds) if self.worlds > 1 else np.full_like(gain, np.inf)
+            n = v.shape[1]
+            se = d.std(1, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(gain, np.inf)
             sure = (gain > Z * se) & legal[todo]
             sure[:, 0] = True
             best = np.argmax(np.where(sure, gain, -np.inf), 1)
             choice[todo] = cand[todo, best]
         return int(choice[0]) if single else choice.astype(np.int64)
 
+    def _candidates(self, probs, masks):
+        """``(B, K)`` candidates, the policy's choice first, then its likeliest moves with
+        at least ``MIN_PRIOR`` (``candidates`` in all) and every legal knock; ``(B, K)``
+        which of them are real (the rest repeat the first)."""
+        k = self.candidates
+        order = np.argsort(-probs, 1, kind="stable")
+        top = order[:, :k]
+        p = np.take_along_axis(probs, top, 1)
+        keep = (p > 0) & ((p >= MIN_PRIOR) | (np.arange(k) == 0))
+        want = np.zeros(masks.shape, bool)
+        np.put_along_axis(want, top, keep, 1)
+        if self.knocks:
+            want[:, A.KNOCK : A.DRAW_STOCK] |= masks[:, A.KNOCK : A.DRAW_STOCK]
+            want[:, A.BIG_GIN] |= masks[:, A.BIG_GIN]
+        want &= masks
+        width = int(want.sum(1).max())
+        ranked = np.where(np.take_along_axis(want, order, 1), order, -1)  # the wanted, likeliest first
+        cand = np.full((len(probs), width), -1, np.int64)
+        for i in range(len(probs)):  # small: the wanted moves of each game, in the policy's order
+            got = ranked[i][ranked[i] >= 0]
+            cand[i, : got.size] = got
+        legal = cand >= 0
+        cand = np.where(legal, cand, cand[:, :1])
+        return cand, legal
+
+    def _search(self, state, seats, observations, rows, cand) -> np.ndarray:
+        """``(G, W, K)`` values over the worlds dealt: ``worlds`` at once, or chunks of
+        ``chunk`` while ``seconds`` last (at least one)."""
+        if self.seconds is None:
+            out = self._values(state, seats, observations, rows, cand, self.worlds)
+        else:
+            start, parts, dealt = self.clock(), [], 0
+            while dealt < self.worlds and (not parts or self.clock() - start < self.seconds):
+                n = min(self.chunk, self.worlds - dealt)
+                parts.append(self._values(state, seats, observations, rows, cand, n))
+                dealt += n
+            out = np.concatenate(parts, 1)
+        self.last_worlds = out.shape[1]
+        return out
+
     @torch.no_grad()
-    def _values(self, state: core.State, seats, observations, rows, cand) -> np.ndarray:
-        """``(G, W, k)``: the points (own minus opponent's) of the hand that follows each
-        candidate in each sampled world."""
-        g, w, k = len(rows), self.worlds, cand.shape[1]
+    def _values(self, state: core.State, seats, observations, rows, cand, w: int) -> np.ndarray:
+        """``(G, w, k)``: the points (own minus opponent's) of the hand that follows each
+        candidate in each of ``w`` sampled worlds."""
+        g, k = len(rows), cand.shape[1]
         model = self.policy.model
         per_world = np.repeat(np.arange(g), w)
         weights = None
@@ -94,14 +169,15 @@ class SearchAgent:
         s = worlds.select(np.repeat(np.arange(g * w), k))
         first = np.tile(cand, (1, w)).reshape(-1)  # row (game, world, candidate)
         seat = np.repeat(seats, w * k).astype(np.int64)
-        value = rollout(model, s, first, seat)
+        value = rollout(model, s, first, seat, patient=self.rollouts == "patient")
         return value.reshape(g, w, k)
 
 
-def rollout(model, s: core.State, first: np.ndarray, seat: np.ndarray) -> np.ndarray:
+def rollout(model, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False) -> np.ndarray:
     """Play ``first`` in each game of ``s``, then the policy's greedy moves for both seats
     to the end of the hand; returns each game's hand points (bonuses included), ``seat``'s
-    minus the other's."""
+    minus the other's. ``patient``: ``seat`` never knocks short of gin in the rollout (a
+    knock the policy picks becomes the discard of the same card)."""
     n = s.batch_size
     value = np.zeros(n)
     live = np.ones(n, bool)
@@ -121,18 +197,40 @@ def rollout(model, s: core.State, first: np.ndarray, seat: np.ndarray) -> np.nda
         mask = torch.from_numpy(core.legal_action_mask(s)[idx])
         actions = np.full(n, core.SKIP, np.int64)
         actions[idx] = model.act_greedy(obs, mask).numpy()
-    del rows
+        if patient:
+            own = live & (s.current == seat) & A.is_knock(actions)
+            own &= s._after_discard[rows, np.where(own, A.card_of(actions), 0)] > 0  # short of gin
+            actions[own] = A.card_of(actions[own]) + A.DISCARD
     return value
 
 
+_BUDGET = re.compile(r"^(?:(?P<worlds>\d+)|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)(?::(?P<rollouts>patient|greedy))?$")
+
+
 def parse_search(spec: str):
-    """``"<path>+search"`` or ``"<path>+search=W"`` -> ``(path, worlds)``; else ``None``."""
+    """``"<path>+search[=BUDGET][:patient]"`` -> ``(path, options)`` for ``SearchAgent``
+    (BUDGET: ``W`` worlds, or ``0.5s``: anytime, up to 512 worlds); else ``None``."""
     path, sep, option = str(spec).rpartition("+")
-    if not sep or not (option == "search" or option.startswith("search=")):
+    if not sep or not (option == "search" or option.startswith(("search=", "search:"))):
         return None
     if not path.strip():
-        raise ValueError(f"agent spec {spec!r}: name a checkpoint before +search, e.g. checkpoints/champion+search")
-    text = option[len("search=") :] if "=" in option else "16"
-    if not text.isdigit() or not 1 <= int(text) <= 256:
-        raise ValueError(f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to 256")
-    return path, int(text)
+        raise ValueError(f"agent spec {spec!r}: name a checkpoint before +search, e.g. shipped+search")
+    text = option[len("search") :].lstrip("=") or "16"
+    if text.startswith(":"):
+        text = "16" + text
+    m = _BUDGET.match(text)
+    worlds = int(m["worlds"]) if m and m["worlds"] else None
+    seconds = float(m["seconds"]) if m and m["seconds"] else None
+    if (
+        not m
+        or (worlds is not None and not 1 <= worlds <= MAX_WORLDS)
+        or (seconds is not None and not 0 < seconds <= 600)
+    ):
+        raise ValueError(
+            f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to {MAX_WORLDS}, or a time "
+            "such as 0.5s (above 0, at most 600), optionally followed by :patient"
+        )
+    options = {"worlds": worlds} if worlds is not None else {"worlds": MAX_WORLDS, "seconds": seconds}
+    if m["rollouts"]:
+        options["rollouts"] = m["rollouts"]
+    return path, options
