@@ -3,9 +3,9 @@ of the bot), for the plain policy and for ``+search=W``.
 
 Positions come from games of the shipped bot against itself (every decision of the
 first ``--games`` games, seeded); each is timed alone (batch 1), the plain policy and
-the searching one on the same positions, interleaved. Prints the median and the 90th
-percentile and the most per move, and how many of the searched moves differ from the policy's.
-Run: ``python bench/bench_search.py [--worlds 16] [--games 4]``.
+the searching one on the same positions, interleaved. Prints the median, the 90th and 99th
+percentiles and the most per move, and how many of the searched moves differ from the policy's.
+Run: ``python bench/bench_search.py [--search 16 | --search 0.5s | --search 64:patient] [--games 4]``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from agents import SHIPPED, load_policy
-from agents.training.search import SearchAgent
+from agents.training.search import SearchAgent, parse_search
 from ginenv import core
 from ginenv.observation import observe
 from ginenv.rules import Rules
@@ -37,7 +37,7 @@ def positions(policy, games: int, seed: int):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--worlds", type=int, default=16)
+    p.add_argument("--search", default="16", help="the budget as in +search=...: W worlds, 0.5s, and :patient")
     p.add_argument("--games", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -45,7 +45,8 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     policy = load_policy(SHIPPED)
-    search = SearchAgent(policy, worlds=args.worlds, seed=args.seed)
+    parsed = parse_search(f"shipped+search={args.search}")
+    search = SearchAgent(policy, seed=args.seed, **parsed[1])
     plain_s, search_s, differ = [], [], 0
     for s in positions(policy, args.games, args.seed):
         obs, mask = observe(s, s.current), core.legal_action_mask(s)
@@ -62,12 +63,12 @@ def main(argv=None) -> int:
         xs = sorted(xs)
         return (
             f"{name:18s} median {statistics.median(xs) * 1e3:7.2f} ms  p90 {xs[int(0.9 * len(xs))] * 1e3:7.2f} ms  "
-            f"max {xs[-1] * 1e3:7.2f} ms"
+            f"p99 {xs[int(0.99 * len(xs))] * 1e3:7.2f} ms  max {xs[-1] * 1e3:7.2f} ms"
         )
 
     print(f"{len(plain_s)} positions, batch 1, 1 thread")
     print(line("policy", plain_s))
-    print(line(f"+search={args.worlds}", search_s))
+    print(line(f"+search={args.search}", search_s))
     print(f"search moves that differ from the policy's: {differ} of {len(search_s)}")
     return 0
 
