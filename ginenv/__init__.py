@@ -45,6 +45,11 @@ def _register_pettingzoo() -> None:
 
 _register_pettingzoo()
 
+from ginenv import core as _core  # noqa: E402
+
+if _core._announced and _core._announced[0]:  # the first run here: the whole compile now, once
+    _core.warm_up()
+
 __all__ = [
     "SingleAgentEnv",
     "VectorEnv",

@@ -1010,6 +1010,31 @@ def set_engine(name: str) -> str:
     return before
 
 
+def warm_up() -> None:
+    """Compile the engine's entry points now (a few random moves of a few games, their
+    observations, the meld maths the baselines use): the first run on a machine pays the
+    whole compile at once, as its announcement says, and numba caches it."""
+    from ginenv.melds import deadwood_after_discard
+    from ginenv.observation import observe
+
+    s = init(4, "standard", seed=0, mode="match")
+    rng = np.random.default_rng(0)
+    for _ in range(120):
+        mask = legal_action_mask(s)
+        live = ~s.done
+        if not live.any():
+            break
+        a = np.full(s.batch_size, SKIP, np.int64)
+        a[live] = [rng.choice(np.flatnonzero(m)) for m in mask[live]]
+        observe(s, s.current)
+        step(s, a)
+    hand = np.zeros((1, 52), bool)
+    hand[0, :11] = True
+    if _compiled is not None:
+        _compiled.hands_after_discard(hand, np.empty(hand.shape, np.uint8))
+    deadwood_after_discard(hand)
+
+
 def _compiled_legal(s: State) -> None:
     legal = np.zeros((s.batch_size, A.NUM_ACTIONS), bool)
     _compiled.legal_mask(s._games, legal)
