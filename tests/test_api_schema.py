@@ -52,7 +52,7 @@ def test_the_document_names_exactly_the_apis_routes_and_methods(api):
     documented = {(path, method) for path, ops in DOC["paths"].items() for method in ops}
     assert documented == routes
     new = DOC["components"]["schemas"]["NewGame"]["properties"]
-    assert new["opponent"]["enum"] == ["bot", *BASELINES] and new["rules"]["enum"] == list(PRESETS)
+    assert new["opponent"]["enum"] == ["bot", "expert", *BASELINES] and new["rules"]["enum"] == list(PRESETS)
     import httpx
 
     r = httpx.get(url + "/api/openapi.json")

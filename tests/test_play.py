@@ -616,7 +616,7 @@ def test_the_page_offers_each_opponent_and_preset_and_names_the_drawn_card(chrom
     page.goto(url + "/")
     settle(page)
     options = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
-    assert options == ["bot", "knock_early", "gin_hunter", "patient", "camper", "marjj", "random"]
+    assert options == ["bot", "expert", "knock_early", "gin_hunter", "patient", "camper", "marjj", "random"]
     assert "pagat" in page.eval_on_selector_all("#rules option", "els => els.map(e => e.value)")
     page.select_option("#opponent", "gin_hunter")
     page.select_option("#rules", "pagat")
@@ -983,3 +983,54 @@ def test_typed_lines_reads_a_pipe_line_by_line_and_wakes_for_ctrl_c_in_any_threa
     finally:
         signal.signal(signal.SIGINT, previous)
     os.close(w)
+
+
+# ------------------------------------------------ the expert level (search at decision time)
+def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, chromium_page):
+    """``expert`` is the bot with search: the API plays it and says how long it thought,
+    refuses it where the bot is no trained policy, the terminal says it is thinking and
+    for how long, and the page shows the time after its moves."""
+    httpx = pytest.importorskip("httpx")
+    from agents.play.server import make_app
+    from agents.training.search import EXPERT_BUDGET, SearchAgent
+
+    expert = make_agent("expert")
+    assert isinstance(expert, SearchAgent) and expert.name.endswith(f"+search={EXPERT_BUDGET.split(':')[0]}:patient")
+    url, app = server
+    with httpx.Client(base_url=url, timeout=60) as client:
+        r = client.post("/api/games", json={"opponent": "expert", "seed": 3, "mode": "hand"})
+        assert r.status_code == 201, r.text
+        gid, state = r.json()["id"], r.json()["state"]
+        thought = []
+        while not state["over"]:
+            out = client.post(f"/api/games/{gid}/actions", json={"action": state["legal_actions"][0]["id"]}).json()
+            state = out["state"]
+            thought.append(out["bot_seconds"])
+        assert all(t >= 0 for t in thought) and max(thought) > 0
+    with live_server(make_app(make_agent("knock_early"), 5, 60)) as plain_url:
+        r = httpx.post(plain_url + "/api/games", json={"opponent": "expert"})
+        assert r.status_code == 400 and "needs the server's bot to be a trained policy" in r.text
+    proc = subprocess.run(
+        [sys.executable, "-m", "agents.play", "--opponent", "expert", "--seed", "5", "--mode", "hand"],
+        input="pass\ndraw\n9s\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert "the bot is thinking..." in proc.stdout and re.search(r"\(the bot thought \d+\.\d\d s\)", proc.stdout)
+    browser, page_url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(page_url + "/")
+    settle(page)
+    page.select_option("#opponent", "expert")
+    page.once("dialog", lambda d: d.accept())
+    page.click("#new")
+    settle(page)
+    for _ in range(80):  # until the bot's moves took a tenth of a second or more (a searched decision)
+        first_moves(page, 1)
+        if page.evaluate("lastBotSeconds") >= 0.1:
+            break
+    seconds = page.evaluate("lastBotSeconds")
+    assert seconds >= 0.1, "no searched move in 80 moves"
+    assert f"(it thought {seconds:.1f} s)" in page.inner_text("#news"), page.inner_text("#news")

@@ -20,6 +20,7 @@ of the agent's hand or of the stock while a hand is in play.
 from __future__ import annotations
 
 import secrets
+import time
 
 import numpy as np
 
@@ -91,6 +92,7 @@ class Game:
         self.results: list = []  # every finished hand, in order
         self.moves: list = []  # every move of this hand so far: {"player", "action", "label"}
         self.last_bot_moves: list = []
+        self.bot_seconds = 0.0
         self.last_bot_moves = self._bot_moves()
 
     # ------------------------------------------------------------------- state
@@ -150,6 +152,7 @@ class Game:
 
     def _bot_moves(self) -> list:
         out = []
+        start = time.perf_counter()
         while self.to_move == BOT:
             s = self.state
             other = 1 - self.seat
@@ -165,6 +168,7 @@ class Game:
             hand = int(s.hand_no[0])
             self._step(action, BOT)
             out.append({"action": action if not A.is_knock(action) else None, "label": shown, "hand": hand})
+        self.bot_seconds = time.perf_counter() - start  # how long the bot thought over these moves
         return out
 
     def _public_label(self, action: int) -> str:

@@ -38,6 +38,9 @@ TEXT = {
     "match_to": ("match to 100", "partij tot 100", "kamp til 100"),
     "one_hand": ("one hand", "één ronde", "én utdeling"),
     "opponent_bot": ("the bot", "de bot", "boten"),
+    "opponent_expert": ("the bot, expert", "de bot, expert", "boten, ekspert"),
+    "thinking": ("the bot is thinking…", "de bot denkt na…", "boten tenker…"),
+    "thought": ("(it thought {s} s)", "(dacht {s} s na)", "(tenkte {s} s)"),
     "scores": ("You {you} · Bot {bot}", "Jij {you} · Bot {bot}", "Du {you} · Bot {bot}"),
     "score_sub": ("to {target} · hand {hand}", "tot {target} · ronde {hand}", "til {target} · utdeling {hand}"),
     "you_deal": ("you deal", "jij deelt", "du gir"),
@@ -227,6 +230,8 @@ TEXT = {
     "t_hand_over": ("--- hand {n} over: {kind}", "--- ronde {n} voorbij: {kind}", "--- utdeling {n} over: {kind}"),
     "t_you": ("you", "jij", "du"),
     "t_bot": ("bot", "bot", "bot"),
+    "t_thinking": ("the bot is thinking...", "de bot denkt na...", "boten tenker..."),
+    "t_thought": ("(the bot thought {s} s)", "(de bot dacht {s} s na)", "(boten tenkte {s} s)"),
     "t_knocked": (" (knocked)", " (klopte)", " (banket)"),
     "t_knocked_with": (
         "knocked with {card} face down",

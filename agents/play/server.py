@@ -6,13 +6,14 @@ Endpoints (every body and answer is JSON):
 
 - ``POST /api/games`` with an optional body ``{"opponent", "rules", "mode", "seat"}``
   -> 201 ``{"id", "state"}``. ``opponent`` is ``"bot"`` (the server's ``--opponent``,
-  the default) or a baseline name: never a path. The deal comes from 128 bits of OS
+  the default), ``"expert"`` (that bot searching at decision time, when it is a trained
+  policy) or a baseline name: never a path. The deal comes from 128 bits of OS
   randomness; ``"seed"`` (the whole deal) is taken only from a server started with
   ``--allow-seed`` (tests, practice). The seed is in the state once the game is over.
 - ``GET /api/games/{id}`` -> ``{"id", "state"}``.
 - ``POST /api/games/{id}/actions`` with ``{"action": <action id>}`` -> ``{"id", "state",
-  "bot_moves"}``: the state after the move and the bot's replies up to the person's next
-  decision or the end of the game.
+  "bot_moves", "bot_seconds"}``: the state after the move and the bot's replies up to the
+  person's next decision or the end of the game, and how long the bot thought over them.
 - ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``.
 - ``GET /api/games/{id}/record`` -> ``{"id", "record"}``: the game's record
   (``agents.play.game.Game.record``).
@@ -65,7 +66,7 @@ from agents import strict_json  # noqa: E402
 from agents.play.game import Game, hint, hint_policy  # noqa: E402
 from agents.play.lang import LANGUAGES, table  # noqa: E402
 from agents.play.store import GameStore, StoreError, default_path  # noqa: E402
-from agents.registry import SHIPPED, make_agent  # noqa: E402
+from agents.registry import SHIPPED, make_agent, with_search  # noqa: E402
 from ginenv.baselines import BASELINES  # noqa: E402
 from ginenv.rules import PRESETS  # noqa: E402
 
@@ -148,6 +149,8 @@ class Games:
         """A new game from the request's options (checked by ``check_options``), and the
         record that rebuilds it."""
         seed = options.get("seed")
+        if options.get("opponent") == "expert" and not hasattr(self.bot, "model"):
+            raise HTTPException(400, "opponent expert needs the server's bot to be a trained policy; this one is not")
         record = {
             "opponent": options.get("opponent", "bot"),
             "agent_seed": secrets.randbits(63),
@@ -168,7 +171,10 @@ class Games:
         bot move of a match through the network); a record from before they were kept
         asks the bot."""
         opponent = record["opponent"]
-        agent = self.bot if opponent == "bot" else make_agent(opponent, seed=record["agent_seed"])
+        if opponent == "expert":  # the server's bot, searching at decision time
+            agent = with_search(self.bot, seed=record["agent_seed"])
+        else:
+            agent = self.bot if opponent == "bot" else make_agent(opponent, seed=record["agent_seed"])
         script = record.get("bot_actions") if getattr(agent, "pure", False) else None
         game = Game(agent, record["rules"], record["mode"], int(record["seed"]), record["seat"], bot_actions=script)
         game.replay(record["actions"])
@@ -254,7 +260,7 @@ def check_options(options: dict, allow_seed: bool) -> dict:
         if isinstance(value, bool) or not isinstance(value, kind):
             raise HTTPException(400, f"{key} must be a JSON {'integer' if kind is int else 'string'}, got {value!r}")
     valid = {
-        "opponent": ("bot", *BASELINES),
+        "opponent": ("bot", "expert", *BASELINES),
         "rules": tuple(PRESETS),
         "mode": ("hand", "match"),
         "seat": (0, 1),
@@ -378,7 +384,9 @@ def make_app(
             except ValueError as e:  # nothing applied: the game as it stands names the legal moves
                 legal = (await run_in_threadpool(games.get, gid))[0].legal_actions()
                 return JSONResponse({"error": str(e), "legal_actions": legal}, status_code=422)
-            return JSONResponse({"id": gid, "state": game.view(), "bot_moves": bot_moves})
+            return JSONResponse(
+                {"id": gid, "state": game.view(), "bot_moves": bot_moves, "bot_seconds": round(game.bot_seconds, 3)}
+            )
 
     async def tip(request: Request):
         gid = request.path_params["gid"]

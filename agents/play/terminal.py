@@ -218,7 +218,14 @@ def run(game: Game, lines, out, hinter=None, lang: str = "en") -> int:
             say(f"? {e}")
             continue
         made += 1
-        report(game.play(action))
+        # The expert level searches: a sign while it thinks, and for how long.
+        searching = getattr(game.agent, "reads_state", False) and action not in (A.DRAW_STOCK, A.TAKE_DISCARD)
+        if searching:
+            say(phrase(lang, "t_thinking"))
+        replies = game.play(action)
+        report(replies)
+        if searching and replies:
+            say(phrase(lang, "t_thought", s=f"{game.bot_seconds:.2f}"))
         redraw = True
     return made
 
@@ -228,7 +235,10 @@ def main(argv=None) -> int:
         prog="python -m agents.play", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument(
-        "--opponent", default=str(SHIPPED), help="a baseline name or a checkpoint (default: the shipped bot)"
+        "--opponent",
+        default=str(SHIPPED),
+        help="a baseline name, expert (the shipped bot searching at decision time) or a checkpoint "
+        "(default: the shipped bot)",
     )
     p.add_argument("--rules", default="standard", choices=list(PRESETS))
     p.add_argument("--mode", default="match", choices=["hand", "match"])

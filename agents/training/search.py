@@ -47,6 +47,10 @@ MIN_PRIOR = 0.02  # a candidate the policy gives less is not searched
 Z = 2.0  # the search overrides the policy only where the gain is this many standard errors
 MAX_WORLDS = 512  # the most worlds one move may deal
 ROLLOUTS = ("greedy", "patient")
+#: The "expert" level's budget (the agent spec ``expert``, the page's and the terminal's
+#: level): within 0.5 s median and 3 s at the 99th percentile a move on one core
+#: (docs/training.md, "Search at decision time").
+EXPERT_BUDGET = "64:patient"
 
 
 class SearchAgent:

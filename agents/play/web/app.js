@@ -123,16 +123,26 @@ async function play(action) {
   if (!legal(action)) { explain(action); return; }
   knocking = false;
   $("hint-box").textContent = "";
+  // A bot that thinks (the expert level searches): a sign once the answer takes a moment.
+  const thinking = setTimeout(() => { $("prompt").textContent = T("thinking"); }, 150);
   try {
     const before = positions();
     const out = await api("POST", `/api/games/${game.id}/actions`, { action });
+    clearTimeout(thinking);
     game = { id: out.id, state: out.state };
     render(out.bot_moves);
+    lastBotSeconds = out.bot_seconds || 0;
+    if (lastBotSeconds >= 0.1 && $("news").textContent) {
+      $("news").textContent += " " + T("thought", { s: out.bot_seconds.toFixed(1) });
+    }
     animate(before, action, out.bot_moves || []);
   } catch (e) {
+    clearTimeout(thinking);
     $("prompt").textContent = e.message;
   }
 }
+
+let lastBotSeconds = 0;  // how long the bot thought over its last moves (the server says)
 
 function lastBotMoves(s) {
   // The bot's moves at the end of this hand's log (what the bubble showed after the last play).
