@@ -6,11 +6,13 @@ same deals for every checkpoint: ``--seed``), and prints each one's decisions, t
 minutes and win rate with its 95% interval, then the decisions and minutes at which the
 run first reached each ``--thresholds`` share. Training minutes are the wall time of the
 run's updates (``policy.json``'s ``seconds``, resumes included; runs saved before it
-was recorded show none). Run: ``python bench/time_to_strength.py checkpoints/<run>
+was recorded show none); a stages run (``train.py --config`` with ``stages``) counts on
+from stage to stage. Run: ``python bench/time_to_strength.py checkpoints/<run>
 [--opponent knock_early] [--matches 1000] [--every 2] [--json out.json]``.
 """
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -22,8 +24,18 @@ from ginenv.rules import PRESETS, Rules
 
 
 def steps(run: Path) -> list:
-    """The run's step directories, oldest first."""
-    found = sorted(p for p in run.glob("step_*") if (p / "policy.json").is_file())
+    """The run's step directories, oldest first; a stages run's (``stages.json``) stage
+    by stage, as ``(step, decisions, seconds)`` offsets of the stages before it."""
+    dirs = [run]
+    if (run / "stages.json").is_file():
+        dirs = [run / d for d in json.loads((run / "stages.json").read_text())["dirs"] if (run / d).is_dir()]
+    found, decisions, seconds = [], 0, 0.0
+    for d in dirs:
+        mine = sorted(p for p in d.glob("step_*") if (p / "policy.json").is_file())
+        found += [(p, decisions, seconds) for p in mine]
+        if mine:
+            last = read_json(mine[-1] / "policy.json", "policy.json")
+            decisions, seconds = decisions + last.get("decisions", 0), seconds + last.get("seconds", 0.0)
     if not found:
         raise CheckpointError(f"no checkpoints (step_*/policy.json) in {run}")
     return found
@@ -60,23 +72,24 @@ def main(argv=None) -> int:
     if chosen[-1] != found[-1]:
         chosen.append(found[-1])
     rows = []
-    for step in chosen:
+    for step, done_decisions, done_seconds in chosen:
         meta = read_json(step / "policy.json", "policy.json")
         rules = Rules.preset(args.rules) if args.rules else Rules.from_dict(meta["rules"])
         t = time.time()
         r = play(make_agent(str(step)), opponent, args.matches, rules, args.seed)
         seconds = meta.get("seconds")
+        name = step.name if step.parent == Path(args.run) else f"{step.parent.name}/{step.name}"
         row = {
-            "step": step.name,
-            "decisions": meta.get("decisions"),
-            "minutes": None if seconds is None else seconds / 60,
+            "step": name,
+            "decisions": meta.get("decisions", 0) + done_decisions,
+            "minutes": None if seconds is None else (seconds + done_seconds) / 60,
             "win_rate": r["win_rate_a"],
             "ci95": r["win_rate_a_ci95"],
         }
         rows.append(row)
         minutes = "-" if row["minutes"] is None else f"{row['minutes']:.1f}"
         print(
-            f"{step.name}  {row['decisions'] / 1e6:7.2f}M decisions  {minutes:>6} min  "
+            f"{name}  {row['decisions'] / 1e6:7.2f}M decisions  {minutes:>6} min  "
             f"win rate {row['win_rate']:.3f} ({row['ci95'][0]:.3f}-{row['ci95'][1]:.3f})  [{time.time() - t:.0f} s]",
             flush=True,
         )
