@@ -63,6 +63,22 @@ def test_two_stages_run_one_after_another_the_second_from_the_firsts_weights(tmp
     events = EventAccumulator(str(tmp_path / "runs" / "two"))
     events.Reload()
     assert [e.step for e in events.Scalars("losses/entropy")] == [128 * k for k in range(1, 7)]
+    # bench/time_to_strength.py reads the run stage by stage, counting on across them.
+    out = tmp_path / "curve.json"
+    subprocess.run(
+        [sys.executable, "bench/time_to_strength.py", str(run), "--opponent", "random", "--matches", "4"]
+        + ["--json", str(out)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["step"], r["decisions"]) for r in rows] == [
+        ("stage1_first/step_0000000003", 384),
+        ("stage2_second/step_0000000003", 768),
+    ]
+    assert 0 < rows[0]["minutes"] < rows[1]["minutes"]
 
 
 def test_a_stages_run_resumed_in_the_middle_of_each_stage_equals_an_uninterrupted_one(tmp_path):
