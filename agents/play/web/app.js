@@ -145,11 +145,12 @@ async function play(action) {
 let lastBotSeconds = 0;  // how long the bot thought over its last moves (the server says)
 
 function lastBotMoves(s) {
-  // The bot's moves at the end of this hand's log (what the bubble showed after the last play).
+  // The bot's last run of moves in this hand's log (what the bubble showed before the
+  // reload: the person may have drawn since, which leaves the bubble as it was).
+  let i = s.moves.length - 1;
+  while (i >= 0 && s.moves[i].player !== "bot") i--;
   const out = [];
-  for (let i = s.moves.length - 1; i >= 0 && s.moves[i].player === "bot"; i--) {
-    out.unshift({ hand: s.hand_no, action: s.moves[i].action });
-  }
+  for (; i >= 0 && s.moves[i].player === "bot"; i--) out.unshift({ hand: s.hand_no, action: s.moves[i].action });
   return out;
 }
 
