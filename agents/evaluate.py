@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import choose
+from agents.extras import install_hint
 from agents.registry import BASELINES, make_agent
 from agents.stats import bradley_terry, hand_ends, wilson
 from ginenv import core
@@ -395,7 +396,7 @@ def _openspiel_main(p, args) -> int:
     try:
         from agents.bridges import openspiel
     except ImportError as e:
-        p.error(f'--engine openspiel needs the openspiel extra: pip install -e ".[openspiel]" ({e})')
+        p.error(f"--engine openspiel needs the openspiel extra: {install_hint('openspiel')} ({e})")
     try:
         r = openspiel.evaluate(*args.agents, hands=args.hands or 1000, seed=args.seed)
     except ValueError as e:

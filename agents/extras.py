@@ -21,6 +21,15 @@ EXTRAS = {
 }
 
 
+def install_hint(names: str) -> str:
+    """How to install extras: in the clone ``pip install -e ".[x]"``, where the package is
+    installed from a wheel ``pip install "ginenv[x]"``."""
+    from pathlib import Path
+
+    clone = (Path(__file__).resolve().parent.parent / "pyproject.toml").is_file()
+    return f'pip install -e ".[{names}]"' if clone else f'pip install "ginenv[{names}]"'
+
+
 class MissingExtra(ImportError):
     """A package of an optional extra is not installed; the message says which extra."""
 
@@ -48,7 +57,7 @@ def require(*extras: str, what: str, main: bool = False) -> None:
         return
     names = ",".join(lacking)
     message = (
-        f'{what} needs the {names} extra: pip install -e ".[{names}]" '
+        f"{what} needs the {names} extra: {install_hint(names)} "
         f"(not installed: {', '.join(m for ms in lacking.values() for m in ms)})"
     )
     if main:

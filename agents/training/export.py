@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from agents.extras import require
+from agents.extras import install_hint, require
 
 require("train", "onnx", what="the ONNX export (python -m agents.export)", main=__name__ == "__main__")
 
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     except CheckpointError as e:
         p.error(str(e))
     except ImportError as e:
-        print(f'ONNX export needs the onnx extra: pip install -e ".[onnx]" ({e})', file=sys.stderr)
+        print(f"ONNX export needs the onnx extra: {install_hint('onnx')} ({e})", file=sys.stderr)
         return 2
     print(f"wrote {args.onnx}")
     return 0
