@@ -168,3 +168,19 @@ def test_the_command_runs_stages_and_ctrl_c_in_the_second_stage_resumes_to_the_s
     assert r.returncode == 0, r.stderr
     assert "stages: all 2 done" in r.stdout
     assert_same_files(whole, run / "stage2_second" / "step_0000000003")
+
+
+def test_the_past_marjj_recipe_starts_from_nothing_and_imitates_no_heuristic():
+    """``configs/past_marjj.yaml``: stage 1 from nothing, every later stage from the one
+    before (its only teacher), the baselines opponents only, marjj in the mix."""
+    from agents.training.stages import read_plan
+    from ginenv.baselines import BASELINES
+
+    plan = read_plan(ROOT / "configs" / "past_marjj.yaml")
+    first = plan["base"] | plan["stages"][0]
+    assert not first.get("init_from") and not first.get("bc_teacher")
+    for stage in plan["stages"][1:]:
+        assert stage.get("bc_teacher", "previous") == "previous" and "init_from" not in stage
+        assert stage.get("bc_teacher") not in BASELINES
+    assert any(stage["opponents"].get("marjj", 0) > 0 for stage in plan["stages"])
+    assert sum(stage["total_decisions"] for stage in plan["stages"]) == 80_000_000
