@@ -486,6 +486,14 @@ def first_moves(page, n):
         settle(page)
 
 
+def new_game_with(page, select: str, value: str) -> None:
+    """Choose ``value`` in the page's ``select`` and start a new game (accepting the ask)."""
+    page.select_option(select, value)
+    page.once("dialog", lambda d: d.accept())
+    page.click("#new")
+    settle(page)
+
+
 def play_to_result(page):
     """Click through the hand in play (knocking when the page allows) until its result shows."""
     for _ in range(300):
@@ -639,10 +647,7 @@ def test_a_finished_hand_replays_move_by_move_with_both_hands(chromium_page):
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(url + "/")
     settle(page)
-    page.select_option("#mode", "hand")
-    page.once("dialog", lambda d: d.accept())
-    page.click("#new")
-    settle(page)
+    new_game_with(page, "#mode", "hand")
     play_to_result(page)
     final_pile = page.evaluate("game.state.discard_pile")
     page.click("#replay-open")
@@ -1023,10 +1028,7 @@ def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, 
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(page_url + "/")
     settle(page)
-    page.select_option("#opponent", "expert")
-    page.once("dialog", lambda d: d.accept())
-    page.click("#new")
-    settle(page)
+    new_game_with(page, "#opponent", "expert")
     for _ in range(80):  # until the bot's moves took a tenth of a second or more (a searched decision)
         first_moves(page, 1)
         if page.evaluate("lastBotSeconds") >= 0.1:

@@ -101,7 +101,6 @@ def stage_config(plan: dict, k: int, previous, check_only: bool = False) -> Conf
     from ``previous`` (the stage before's run directory), then the ``--set`` items."""
     stage = {key: v for key, v in plan["stages"][k].items() if key != "name"}
     values = dict(plan["base"]) | stage
-    sets = []
     if k > 0:
         if not any(key in stage for key in STARTS):
             values["init_from"] = str(previous)
@@ -109,14 +108,12 @@ def stage_config(plan: dict, k: int, previous, check_only: bool = False) -> Conf
                 network = read_meta(resolve_checkpoint(previous)).get("network") or {}
                 values |= {key: network[key] for key in NETWORK_KEYS if key in network}
         else:
-            values.setdefault("init_from", "")
-            if "init_from" not in stage:
-                values["init_from"] = ""  # the top level's start is stage 1's alone
+            values["init_from"] = stage.get("init_from", "")  # the top level's start is stage 1's alone
         for key in STARTS:  # checked before the stage before exists: a baseline's name stands in
             if values.get(key) == "previous":
                 values[key] = ("knock_early" if key == "bc_teacher" else "") if check_only else str(previous)
     run = plan.get("run_dir", "run")
-    sets += [*plan["sets"], set_item("run_name", plan["dirs"][k]), set_item("checkpoint_dir", str(run))]
+    sets = [*plan["sets"], set_item("run_name", plan["dirs"][k]), set_item("checkpoint_dir", str(run))]
     return make_config(values, sets=sets)
 
 
