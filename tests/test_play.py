@@ -280,6 +280,15 @@ def test_the_api_refuses_bad_requests_clearly_and_applies_nothing(server):
         hint = client.get(f"/api/games/{gid}/hint").json()["hint"]
         legal = {a["id"] for a in before["state"]["legal_actions"]}
         assert hint and {h["id"] for h in hint} <= legal and abs(sum(h["probability"] for h in hint) - 1) < 1e-3
+        # With search: the policy's moves (and the search's own candidates) played out,
+        # each with its value; the search's choice first; the same answer when asked again.
+        searched = client.get(f"/api/games/{gid}/hint", params={"search": "true"}).json()["hint"]
+        assert {h["id"] for h in hint} <= {h["id"] for h in searched} <= legal
+        assert all(set(h) == {"id", "label", "probability", "value", "se"} and h["se"] >= 0 for h in searched)
+        assert client.get(f"/api/games/{gid}/hint", params={"search": "1"}).json()["hint"] == searched
+        assert client.get(f"/api/games/{gid}/hint", params={"search": "0"}).json()["hint"] == hint
+        r = client.get(f"/api/games/{gid}/hint", params={"search": "yes please"})
+        assert r.status_code == 400 and "search must be true or false" in r.json()["error"], r.text
 
 
 def test_the_api_never_sends_a_card_the_person_has_not_seen(server):
@@ -994,7 +1003,7 @@ def test_typed_lines_reads_a_pipe_line_by_line_and_wakes_for_ctrl_c_in_any_threa
 def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, chromium_page):
     """``expert`` is the bot with search: the API plays it and says how long it thought,
     refuses it where the bot is no trained policy, the terminal says it is thinking and
-    for how long, and the page shows the time after its moves."""
+    for how long, and the page shows the time after its moves and the expert's hint."""
     httpx = pytest.importorskip("httpx")
     from agents.play.server import make_app
     from agents.training.search import EXPERT_BUDGET, SearchAgent
@@ -1017,13 +1026,14 @@ def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, 
         assert r.status_code == 400 and "needs the server's bot to be a trained policy" in r.text
     proc = subprocess.run(
         [sys.executable, "-m", "agents.play", "--opponent", "expert", "--seed", "5", "--mode", "hand"],
-        input="pass\ndraw\n9s\nquit\n",
+        input="hint\npass\ndraw\n9s\nquit\n",
         capture_output=True,
         text=True,
         timeout=300,
         cwd=ROOT,
     )
     assert "the bot is thinking..." in proc.stdout and re.search(r"\(the bot thought \d+\.\d\d s\)", proc.stdout)
+    assert re.search(r"hint: \w[^\n]* \([+-]\d+\.\d\)", proc.stdout), proc.stdout  # the expert's hint: points
     browser, page_url = chromium_page
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(page_url + "/")
@@ -1036,3 +1046,16 @@ def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, 
     seconds = page.evaluate("lastBotSeconds")
     assert seconds >= 0.1, "no searched move in 80 moves"
     assert f"(it thought {seconds:.1f} s)" in page.inner_text("#news"), page.inner_text("#news")
+    # The hint against the expert is the expert's: the moves played out, each with its points.
+    if page.is_visible("#result"):
+        page.click("#next")
+        settle(page)
+    page.click("#hint")
+    page.wait_for_function("document.querySelector('#hint-box').textContent.startsWith('Expert would')")
+    gid = page.evaluate("game.id")
+    want = httpx.get(f"{page_url}/api/games/{gid}/hint", params={"search": "true"}, timeout=30).json()["hint"]
+    shown = page.inner_text("#hint-box")
+    shown_values = [float(v) for v in re.findall(r"\(([+-]?\d+\.\d)\)", shown)]
+    assert len(shown_values) == len(want) and all(  # one decimal (JS rounds halves up, Python to even)
+        abs(v - h["value"]) <= 0.051 for v, h in zip(shown_values, want)
+    ), (shown, want)

@@ -182,3 +182,45 @@ def test_every_legal_knock_is_a_candidate_and_a_time_budget_deals_more_worlds_wi
         dealt[seconds] = agent.last_worlds
     # one chunk at least; chunks while the time lasts (read at 0.3, 0.6, 0.9, 1.2); the worlds cap
     assert dealt == {0.01: 4, 1.0: 16, 100.0: 20}
+
+
+def test_analyse_lays_open_the_choice_act_makes_with_values_from_the_reference_rollouts(policy):
+    """``analyse`` (the API's hint with search) weighs the same candidates in the same worlds
+    as ``act`` on the one game: its chosen move is ``act``'s wherever ``act`` searches, each
+    value is the mean of the one-game reference rollouts in those worlds, and hidden cards
+    change nothing."""
+    s = advanced(policy, 40, 11, moves=9)
+    obs, mask = observe(s, s.current), core.legal_action_mask(s)
+    checked = 0
+    for i in range(s.batch_size):
+        one = s.select([i])
+        seat = int(s.current[i])
+        got = SearchAgent(policy, worlds=5, seed=2).analyse(obs[i], mask[i], one, seat)
+        assert got[0]["chosen"] and sum(m["chosen"] for m in got) == 1
+        assert all(mask[i, m["id"]] for m in got)
+        if len(got) > 1:
+            chosen = SearchAgent(policy, worlds=5, seed=2).act(obs[i], mask[i], state=one, seats=np.array([seat]))
+            assert got[0]["id"] == chosen
+            checked += 1
+        hidden = resample_hidden(one, one.current, np.random.default_rng(i))
+        again = SearchAgent(policy, worlds=5, seed=2).analyse(obs[i], mask[i], hidden, seat)
+        assert again == got
+    assert checked >= 3
+    # The values: the reference rollout in each of the worlds the search dealt.
+    i = next(i for i in range(s.batch_size) if mask[i].sum() > 1)
+    one, seat = s.select([i]), int(s.current[i])
+    extra = int(np.flatnonzero(mask[i])[-1])
+    agent = SearchAgent(policy, worlds=3, seed=4)
+    got = agent.analyse(obs[i], mask[i], one, seat, moves=[extra])
+    assert extra in {m["id"] for m in got}
+    agent.rng = np.random.default_rng(
+        [4, int.from_bytes(__import__("hashlib").blake2b(obs[i].tobytes(), digest_size=8).digest(), "little")]
+    )
+    weights = None
+    with torch.no_grad():
+        p = policy.model.actor.belief(torch.as_tensor(obs[i][None])).clamp(1e-3, 1 - 1e-3).numpy()
+        weights = np.repeat(p / (1 - p), 3, 0)
+    worlds = resample_hidden(one.select([0, 0, 0]), np.array([seat] * 3), agent.rng, weights)
+    for m in got:
+        want = np.mean([reference_value(policy, worlds.select([w]), m["id"], seat) for w in range(3)])
+        assert m["value"] == pytest.approx(want)

@@ -401,12 +401,28 @@ def hint_policy(opponent):
         return None
 
 
-def hint(game: Game, policy, k: int = 3) -> list:
+def hint(game: Game, policy, k: int = 3, search=None) -> list:
     """The ``k`` moves ``policy`` (anything with ``probabilities(obs, mask)``) likes best
-    for the person's position: ``{"id", "label", "probability"}``, best first."""
+    for the person's position: ``{"id", "label", "probability"}``, best first. With
+    ``search`` (a ``SearchAgent`` on that policy) those moves and the search's own
+    candidates are played out in sampled worlds: each also has ``"value"`` (the mean points
+    of the hand after it, the person's minus the bot's) and ``"se"``, and the first is
+    the search's choice (the policy's unless a move beats it by two standard errors)."""
     if game.to_move != HUMAN:
         return []
     obs, mask = game.observation()
     p = np.asarray(policy.probabilities(obs, mask), np.float64).reshape(-1)
     best = [int(a) for a in np.argsort(-p, kind="stable")[:k] if mask[a]]
-    return [{"id": a, "label": label(a), "probability": round(float(p[a]), 4)} for a in best]
+    if search is None:
+        return [{"id": a, "label": label(a), "probability": round(float(p[a]), 4)} for a in best]
+    weighed = search.analyse(obs, mask, game.state, game.seat, moves=best)
+    return [
+        {
+            "id": m["id"],
+            "label": label(m["id"]),
+            "probability": round(m["probability"], 4),
+            "value": round(m["value"], 2),
+            "se": round(min(m["se"], 999.0), 2),
+        }
+        for m in weighed
+    ]

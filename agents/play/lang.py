@@ -184,6 +184,11 @@ TEXT = {
     "discard_pile": ("discard pile", "aflegstapel", "kastebunken"),
     "close": ("Close", "Sluiten", "Lukk"),
     "bot_would": ("Bot would: ", "De bot zou: ", "Boten ville: "),
+    "expert_would": (
+        "Expert would (points this hand, played out): ",
+        "De expert zou (punten deze ronde, uitgespeeld): ",
+        "Eksperten ville (poeng denne utdelingen, spilt ut): ",
+    ),
     "abandon": (
         "Abandon this match and start a new one?",
         "Deze partij opgeven en een nieuwe beginnen?",

@@ -14,7 +14,10 @@ Endpoints (every body and answer is JSON):
 - ``POST /api/games/{id}/actions`` with ``{"action": <action id>}`` -> ``{"id", "state",
   "bot_moves", "bot_seconds"}``: the state after the move and the bot's replies up to the
   person's next decision or the end of the game, and how long the bot thought over them.
-- ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``.
+- ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``;
+  ``?search=true``: the moves played out as the expert level searches, each with its
+  ``"value"`` (mean points of the hand after it, the person's minus the bot's) and
+  ``"se"``, the search's choice first.
 - ``GET /api/games/{id}/record`` -> ``{"id", "record"}``: the game's record
   (``agents.play.game.Game.record``).
 - ``GET /api/openapi.json``: this API as an OpenAPI 3.1 document (``agents/play/openapi.json``,
@@ -73,6 +76,7 @@ from ginenv.rules import PRESETS  # noqa: E402
 WEB = Path(__file__).resolve().parent / "web"
 OPENAPI = Path(__file__).resolve().parent / "openapi.json"
 MAX_BODY = 4096
+SEARCH_FLAGS = {"true": True, "1": True, "false": False, "0": False}  # the hint's ?search=
 MAX_DEPTH = 4  # the API's bodies are flat objects; deeper JSON is refused before parsing
 #: The create body's keys and the JSON types each may hold.
 GAME_KEYS = {"opponent": str, "rules": str, "mode": str, "seed": int, "seat": int}
@@ -104,12 +108,19 @@ class Games:
         self.bot, self.max_games, self.idle_seconds = bot, max_games, idle_seconds
         self.allow_seed, self.rate, self.burst = allow_seed, creates_per_minute / 60.0, burst
         self.hinter = hint_policy(bot)
+        self._hint_search = None  # the hinter with search, built at the first hint that asks for it
         self.store = store if store is not None else GameStore(":memory:")
         self.cache: dict = {}  # id -> (Game, the version of its record it reflects), least recently used first
         self.cache_games = min(max_games, cache_games)
         self.locks: dict = {}  # id -> asyncio.Lock: one request at a time per game here
         self.buckets: dict = {}  # client -> (tokens, when)
         self._expired = float("-inf")  # when expire last ran
+
+    def hint_search(self):
+        """The hinter with search at the expert level's budget (``?search=true``)."""
+        if self._hint_search is None:
+            self._hint_search = with_search(self.hinter)
+        return self._hint_search
 
     def expire(self) -> None:
         """Drop the expired games, at most every ``idle_seconds / 10`` (a write of the
@@ -392,9 +403,13 @@ def make_app(
         gid = request.path_params["gid"]
         if games.hinter is None:
             raise HTTPException(404, "no trained policy at hand for hints")
+        flag = request.query_params.get("search", "false")
+        if flag not in SEARCH_FLAGS:
+            raise HTTPException(400, f"search must be true or false (or 1 or 0), got {flag!r}")
+        search = games.hint_search() if SEARCH_FLAGS[flag] else None
         async with games.lock(gid):
             game, _, _ = await run_in_threadpool(games.get, gid)
-            return JSONResponse({"hint": await run_in_threadpool(hint, game, games.hinter)})
+            return JSONResponse({"hint": await run_in_threadpool(hint, game, games.hinter, 3, search)})
 
     async def error(request: Request, exc: HTTPException):
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)  # 405: Allow

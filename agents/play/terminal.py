@@ -202,11 +202,19 @@ def run(game: Game, lines, out, hinter=None, lang: str = "en") -> int:
             say(phrase(lang, "t_type"))
             continue
         if word == "hint":
-            tips = hint(game, hinter) if hinter is not None else []
+            # Against the expert level the hint is the expert's: the moves played out by its
+            # search, each with the points of the hand after it (yours minus the bot's).
+            search = game.agent if hasattr(game.agent, "analyse") else None
+            tips = hint(game, hinter, search=search) if hinter is not None else []
             say(
                 phrase(lang, "t_hint")
                 + (
-                    "; ".join(f"{move_label(lang, t['id'])} ({t['probability']:.0%})" for t in tips)
+                    "; ".join(
+                        f"{move_label(lang, t['id'])} ({t['value']:+.1f})"
+                        if "value" in t
+                        else f"{move_label(lang, t['id'])} ({t['probability']:.0%})"
+                        for t in tips
+                    )
                     if tips
                     else phrase(lang, "t_no_hints")
                 )

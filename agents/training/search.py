@@ -106,16 +106,43 @@ class SearchAgent:
         todo = np.flatnonzero(legal.sum(1) > 1)
         if todo.size:
             v = self._search(state.select(todo), seats[todo], observations, todo, cand[todo])
-            # Paired over the worlds: each candidate against the policy's own choice.
-            d = v - v[:, :, :1]
-            gain = d.mean(1)
-            n = v.shape[1]
-            se = d.std(1, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(gain, np.inf)
-            sure = (gain > Z * se) & legal[todo]
-            sure[:, 0] = True
-            best = np.argmax(np.where(sure, gain, -np.inf), 1)
-            choice[todo] = cand[todo, best]
+            gain, sure = _paired(v, legal[todo])
+            choice[todo] = cand[todo, np.argmax(np.where(sure, gain, -np.inf), 1)]
         return int(choice[0]) if single else choice.astype(np.int64)
+
+    def analyse(self, observation, action_mask, state: core.State, seat: int, moves=()) -> list:
+        """One game's search laid open (the API's hint with search): the moves it weighs
+        (its usual candidates and ``moves``), each as ``{"id", "probability" (the
+        policy's), "value" (the mean points of the hand after it over the worlds, own minus
+        the opponent's), "se" (its standard error), "gain" (over the policy's choice,
+        paired), "chosen"}``, the chosen move first, then by value. Searched whatever
+        the number of candidates; the worlds as ``act``'s (the same seed and observation)."""
+        obs = np.asarray(observation, np.float32).reshape(1, -1)
+        mask = np.asarray(action_mask, bool).reshape(1, -1)
+        probs = self.policy.probabilities(obs, mask).reshape(1, -1)
+        digest = hashlib.blake2b(np.ascontiguousarray(obs).tobytes(), digest_size=8).digest()
+        self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
+        cand, legal = self._candidates(probs, mask)
+        extra = [int(a) for a in moves if mask[0, int(a)] and int(a) not in cand[0, legal[0]]]
+        ids = np.array(list(cand[0, legal[0]]) + extra, np.int64)[None]
+        seats = core.check_players(np.array([seat]), 1, name="seats")
+        v = self._search(state, seats, obs, np.arange(1), ids)[0]  # (W, K)
+        gain, sure = _paired(v[None], np.ones(ids.shape, bool))
+        pick = int(np.argmax(np.where(sure, gain, -np.inf), 1)[0])
+        n = v.shape[0]
+        se = v.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ids.shape[1], np.inf)
+        out = [
+            {
+                "id": int(a),
+                "probability": float(probs[0, a]),
+                "value": float(v[:, i].mean()),
+                "se": float(se[i]),
+                "gain": float(gain[0, i]),
+                "chosen": i == pick,
+            }
+            for i, a in enumerate(ids[0])
+        ]
+        return sorted(out, key=lambda m: (not m["chosen"], -m["value"]))
 
     def _candidates(self, probs, masks):
         """``(B, K)`` candidates, the policy's choice first, then its likeliest moves with
@@ -175,6 +202,19 @@ class SearchAgent:
         seat = np.repeat(seats, w * k).astype(np.int64)
         value = rollout(model, s, first, seat, patient=self.rollouts == "patient")
         return value.reshape(g, w, k)
+
+
+def _paired(v: np.ndarray, legal: np.ndarray):
+    """Each candidate's mean gain over the policy's choice (column 0), paired over the
+    worlds of ``v`` ``(G, W, K)``, and whether it is sure: more than ``Z`` standard
+    errors (the policy's choice always is)."""
+    d = v - v[:, :, :1]
+    gain = d.mean(1)
+    n = v.shape[1]
+    se = d.std(1, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(gain, np.inf)
+    sure = (gain > Z * se) & legal
+    sure[:, 0] = True
+    return gain, sure
 
 
 def rollout(model, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False) -> np.ndarray:

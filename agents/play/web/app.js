@@ -474,8 +474,14 @@ function closeResult() {
 async function showHint() {
   if (!game || game.state.to_move !== "human") return;
   try {
-    const out = await api("GET", `/api/games/${game.id}/hint`);
-    $("hint-box").textContent = T("bot_would") + out.hint.map((h) => `${moveLabel(h.id)} (${Math.round(h.probability * 100)}%)`).join(" · ");
+    // Against the expert level the hint is the expert's: the moves played out by its search.
+    const expert = $("opponent").value === "expert";
+    if (expert) $("hint-box").textContent = "…";
+    const out = await api("GET", `/api/games/${game.id}/hint${expert ? "?search=true" : ""}`);
+    const signed = (v) => (v >= 0 ? "+" : "") + v.toFixed(1);
+    $("hint-box").textContent = expert
+      ? T("expert_would") + out.hint.map((h) => `${moveLabel(h.id)} (${signed(h.value)})`).join(" · ")
+      : T("bot_would") + out.hint.map((h) => `${moveLabel(h.id)} (${Math.round(h.probability * 100)}%)`).join(" · ");
   } catch (e) {
     $("hint-box").textContent = e.message;
   }
