@@ -80,11 +80,11 @@ def main(argv=None) -> int:
 
         return run
 
-    real = (core.step, search.observe, core.legal_action_mask, model.act_greedy)
+    real = (core.step, search.observe, core.legal_action_mask, policy.greedy)
     core.step = timed("engine", real[0])
     search.observe = timed("observation", real[1])
     core.legal_action_mask = timed("legal mask", real[2])
-    model.act_greedy = timed("forward pass", real[3], count=True)
+    policy.greedy = timed("forward pass", real[3], count=True)
     runs = []
     try:
         for _ in range(args.repeats):
@@ -92,11 +92,11 @@ def main(argv=None) -> int:
                 parts[key] = 0.0
             counted["decisions"] = 0
             t = time.perf_counter()
-            search.rollout(model, batch.copy(), first, seat, patient=args.patient)
+            search.rollout(policy, batch.copy(), first, seat, patient=args.patient)
             wall = time.perf_counter() - t
             runs.append((wall, counted["decisions"], dict(parts)))
     finally:
-        core.step, search.observe, core.legal_action_mask, model.act_greedy = real
+        core.step, search.observe, core.legal_action_mask, policy.greedy = real
     wall = statistics.median(r[0] for r in runs)
     decisions = runs[0][1]
     print(

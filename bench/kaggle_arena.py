@@ -11,7 +11,8 @@ call of the submission: the median and slowest move against the arena's per-move
 (``actTimeout``). ``--processes`` splits the games. Prints the figures; ``--json``
 writes them. Exit status 1 on any illegal move, forfeit or exception.
 
-Run: ``python bench/kaggle_arena.py --games 10000 --processes 2``.
+Run: ``python bench/kaggle_arena.py --games 10000 --processes 2`` (``--search 64:patient``:
+the bundle that searches at decision time).
 """
 
 from __future__ import annotations
@@ -91,10 +92,13 @@ def play_chunk(job: tuple) -> dict:
     return out
 
 
-def export(checkpoint: str) -> Path:
+def export(checkpoint: str, search: str | None = None) -> Path:
     where = Path(tempfile.mkdtemp(prefix="ginenv-kaggle-"))
     tar = where / "submission.tar.gz"
-    r = subprocess.run([sys.executable, "-m", "agents.export", checkpoint, "--kaggle", str(tar)], cwd=ROOT, text=True)
+    extra = ["--search", search] if search else []
+    r = subprocess.run(
+        [sys.executable, "-m", "agents.export", checkpoint, "--kaggle", str(tar), *extra], cwd=ROOT, text=True
+    )
     if r.returncode:
         raise SystemExit(r.returncode)
     with tarfile.open(tar) as t:
@@ -106,6 +110,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint", nargs="?", default=str(SHIPPED), help="default: the shipped bot")
     p.add_argument("--submission", default=None, help="an unpacked submission folder (instead of exporting)")
+    p.add_argument("--search", default=None, help="export with search at decision time at this budget (64:patient)")
     p.add_argument("--games", type=int, default=10_000)
     p.add_argument("--first", type=int, default=0, help="the first game's number (its seed): to split a run")
     p.add_argument("--processes", type=int, default=1)
@@ -113,7 +118,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not 1 <= args.games <= 10**6 or not 1 <= args.processes <= 64 or not 0 <= args.first < 2**31:
         p.error("--games 1..10**6, --processes 1..64, --first 0..2**31-1")
-    folder = Path(args.submission) if args.submission else export(args.checkpoint)
+    folder = Path(args.submission) if args.submission else export(args.checkpoint, args.search)
     size = -(-args.games // args.processes)
     jobs = [(str(folder), args.first + k, min(size, args.games - k)) for k in range(0, args.games, size)]
     start = time.time()

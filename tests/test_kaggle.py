@@ -26,6 +26,7 @@ def test_the_agent_answers_the_stateless_first_call_with_the_default_action():
 
 
 # ------------------------------------------------------------- the submission bundle
+import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tarfile  # noqa: E402
@@ -71,16 +72,18 @@ def bundle(tmp_path_factory):
     return unpacked
 
 
-def test_the_bundle_plays_whole_games_with_neither_torch_nor_the_project(bundle, tmp_path):
+def play_elsewhere(bundle, tmp_path, seed: int) -> subprocess.CompletedProcess:
     """In a fresh interpreter, elsewhere, with torch, ginenv, agents and numba
-    unimportable: Kaggle loads main.py from its path and plays both seats to the end."""
+    unimportable: Kaggle loads the bundle's main.py from its path and plays a game in each
+    seat against its random agent; prints each game's steps, then the ginbot modules loaded."""
     script = f"""
 import sys
 import kaggle_environments as ke
 for m in ("torch", "ginenv", "agents", "numba", "train"):
     sys.modules[m] = None
 for seat in (0, 1):
-    env = ke.make("open_spiel_gin_rummy", configuration={{"includeLegalActions": True, "seed": 7 + seat}}, debug=True)
+    config = {{"includeLegalActions": True, "seed": {seed} + seat}}
+    env = ke.make("open_spiel_gin_rummy", configuration=config, debug=True)
     agents = [{str(bundle / "main.py")!r}, "random"]
     steps = env.run(agents if seat == 0 else agents[::-1])
     last = steps[-1]
@@ -89,8 +92,15 @@ for seat in (0, 1):
     print("steps", len(steps))
 print("loaded", sorted(m for m in sys.modules if m.split(".")[0] == "ginbot"))
 """
-    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_the_bundle_plays_whole_games_with_neither_torch_nor_the_project(bundle, tmp_path):
+    """Kaggle loads main.py from its path and plays both seats to the end, elsewhere,
+    with neither torch nor the project importable."""
+    r = play_elsewhere(bundle, tmp_path, seed=7)
     assert all(int(line.split()[1]) > 10 for line in r.stdout.splitlines() if line.startswith("steps"))
     loaded = eval(r.stdout.splitlines()[-1][len("loaded ") :])
     shipped = sorted("ginbot" if p.stem == "__init__" else f"ginbot.{p.stem}" for p in (bundle / "ginbot").glob("*.py"))
@@ -196,3 +206,70 @@ def test_an_agent_that_raises_still_plays_a_legal_move_and_logs_it(capsys, caplo
     assert kaggle_bot.kaggle_agent(Broken())({"serializedGameAndState": "garbage", "legalActions": [7, 9]}) == {
         "submission": 7
     }
+
+
+@pytest.fixture(scope="module")
+def search_bundle(tmp_path_factory):
+    """The shipped bot exported with search at decision time (``--search 8:patient``)."""
+    where = tmp_path_factory.mktemp("kaggle_search")
+    r = subprocess.run(
+        [sys.executable, "-m", "agents.export", "shipped", "--kaggle", str(where), "--search", "8:patient"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    return where
+
+
+def test_a_searching_bundle_plays_with_numpy_alone_and_searches(search_bundle, tmp_path):
+    """With ``--search`` the bundle carries the search and the worlds' resampler, plays
+    whole games in both seats in a fresh interpreter where torch and the project cannot be
+    imported, and its moves are those of the same search over the same numpy actor built
+    here; its searched moves dealt the budget's worlds."""
+    r = play_elsewhere(search_bundle, tmp_path, seed=3)
+    loaded = eval(r.stdout.splitlines()[-1][len("loaded ") :])
+    assert {"ginbot.search", "ginbot.worlds", "ginbot.numpy_actor"} <= set(loaded)
+    assert "playing legal action" not in r.stderr, r.stderr  # no fallback: every move its own
+
+    from kaggle_environments.agent import get_last_callable
+    from safetensors.numpy import load_file
+
+    from agents.bridges.kaggle_bot import kaggle_agent
+    from agents.training.numpy_actor import NumpyActor, NumpyPolicy
+    from agents.training.search import SearchAgent
+    from agents.training.spec import NetworkSpec
+
+    bundled = get_last_callable((search_bundle / "main.py").read_text(), path=str(search_bundle / "main.py"))
+    searcher = bundled.__globals__["BOT"]
+    meta = json.loads((search_bundle / "policy.json").read_text())
+    assert meta["search"] == "8:patient" and searcher.worlds == 8 and searcher.rollouts == "patient"
+    actor = NumpyActor(load_file(search_bundle / "policy.safetensors"), NetworkSpec.from_dict(meta["network"]))
+    reference = kaggle_agent(SearchAgent(NumpyPolicy(actor), worlds=8, rollouts="patient"))
+    compared, searched = [], 0
+
+    def both(observation, configuration):
+        nonlocal searched
+        searcher.last_worlds = 0
+        got, want = bundled(observation, configuration), reference(observation, configuration)
+        assert got == want, (got, want)
+        searched += searcher.last_worlds == 8
+        compared.append(got)
+        return got
+
+    env = ke.make("open_spiel_gin_rummy", configuration={"includeLegalActions": True, "seed": 21}, debug=True)
+    env.run([both, "random"])
+    assert len(compared) > 10 and searched >= 1
+
+
+def test_the_export_refuses_a_search_budget_it_cannot_read(tmp_path):
+    def export_with(*args):
+        command = [sys.executable, "-m", "agents.export", "shipped", *args]
+        return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    r = export_with("--kaggle", str(tmp_path / "s.tar.gz"), "--search", "9000")
+    assert r.returncode == 2 and "--search 9000: not a budget" in r.stderr and "1 to 512" in r.stderr, r.stderr
+    assert not (tmp_path / "s.tar.gz").exists()
+    r = export_with("--onnx", str(tmp_path / "p.onnx"), "--search", "8")
+    assert r.returncode == 2 and "--search goes with --kaggle" in r.stderr, r.stderr

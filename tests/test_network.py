@@ -282,3 +282,34 @@ def test_the_numpy_policy_plays_the_shipped_bots_moves():
     assert checked == 64 * 40
     with pytest.raises(ValueError, match="greedily"):
         np_policy.act(obs[0], mask[0], deterministic=False)
+
+
+def test_the_numpy_policy_gives_what_the_search_asks_as_the_torch_policy_does():
+    """``probabilities``, ``greedy`` and ``belief`` (what ``SearchAgent`` calls) against the
+    torch ``Policy``'s, on the shipped bot (a belief actor) and on champion (none)."""
+    from agents import SHIPPED
+    from agents.training.checkpoint import load_tensors, resolve_checkpoint
+    from agents.training.numpy_actor import NumpyActor, NumpyPolicy
+
+    env = VectorEnv(48, "standard", seed=5)
+    obs, mask, _ = env.reset()
+    for _ in range(12):
+        out = env.step(load_policy(SHIPPED).act(obs, mask))
+        obs, mask = out.obs, out.action_mask
+    for name in (SHIPPED, ROOT / "checkpoints" / "champion"):
+        torch_policy = load_policy(name)
+        step = resolve_checkpoint(name)
+        tensors = {k: v.numpy() for k, v in load_tensors(step / "policy.safetensors").items()}
+        np_policy = NumpyPolicy(NumpyActor(tensors, torch_policy.model.spec))
+        np.testing.assert_allclose(np_policy.probabilities(obs, mask), torch_policy.probabilities(obs, mask), atol=1e-4)
+        np.testing.assert_allclose(
+            np_policy.probabilities(obs[3], mask[3]), torch_policy.probabilities(obs[3], mask[3]), atol=1e-4
+        )
+        np.testing.assert_array_equal(np_policy.greedy(obs, mask), torch_policy.greedy(obs, mask))
+        assert (np_policy.probabilities(obs, mask)[~mask] == 0).all()
+        want = torch_policy.belief(obs)
+        if want is None:
+            assert np_policy.belief(obs) is None and not torch_policy.model.has_belief
+        else:
+            assert want.shape == (48, 52)
+            np.testing.assert_allclose(np_policy.belief(obs), want, atol=1e-5)

@@ -58,7 +58,7 @@ def test_batched_rollouts_equal_one_game_at_a_time(policy, seed):
     mask = core.legal_action_mask(s)
     first = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
     seat = s.current.astype(np.int64)
-    got = rollout(policy.model, s.copy(), first, seat)
+    got = rollout(policy, s.copy(), first, seat)
     want = [reference_value(policy, s.select([i]), first[i], seat[i]) for i in range(s.batch_size)]
     assert np.array_equal(got, np.array(want))
     assert (got != 0).any()
@@ -140,10 +140,10 @@ def test_patient_rollouts_equal_one_game_at_a_time(policy, seed):
     mask = core.legal_action_mask(s)
     first = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
     seat = s.current.astype(np.int64)
-    got = rollout(policy.model, s.copy(), first, seat, patient=True)
+    got = rollout(policy, s.copy(), first, seat, patient=True)
     want = [reference_value(policy, s.select([i]), first[i], seat[i], patient=True) for i in range(s.batch_size)]
     assert np.array_equal(got, np.array(want))
-    greedy = rollout(policy.model, s.copy(), first, seat)
+    greedy = rollout(policy, s.copy(), first, seat)
     assert not np.array_equal(got, greedy)  # the seat's knocks did change hands
 
 
@@ -216,10 +216,8 @@ def test_analyse_lays_open_the_choice_act_makes_with_values_from_the_reference_r
     agent.rng = np.random.default_rng(
         [4, int.from_bytes(__import__("hashlib").blake2b(obs[i].tobytes(), digest_size=8).digest(), "little")]
     )
-    weights = None
-    with torch.no_grad():
-        p = policy.model.actor.belief(torch.as_tensor(obs[i][None])).clamp(1e-3, 1 - 1e-3).numpy()
-        weights = np.repeat(p / (1 - p), 3, 0)
+    p = np.clip(policy.belief(obs[i][None]), 1e-3, 1 - 1e-3)
+    weights = np.repeat(p / (1 - p), 3, 0)
     worlds = resample_hidden(one.select([0, 0, 0]), np.array([seat] * 3), agent.rng, weights)
     for m in got:
         want = np.mean([reference_value(policy, worlds.select([w]), m["id"], seat) for w in range(3)])

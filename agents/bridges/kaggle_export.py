@@ -41,9 +41,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 PACKAGE = "ginbot"
 #: The agent's own modules; the export adds every ``ginenv`` module they import.
 ROOTS = ("agents.bridges.kaggle_bot", "agents.training.numpy_actor")
+#: The search's module, a root too where the bot searches (``--search``).
+SEARCH = "agents.training.search"
 #: The modules of ``agents`` the bundle may carry (each imports numpy, pyspiel and
 #: ``ginenv`` at most).
-AGENT_MODULES = {*ROOTS, "agents.bridges.openspiel_bot", "agents.training.spec"}
+AGENT_MODULES = {*ROOTS, SEARCH, "agents.bridges.openspiel_bot", "agents.training.spec"}
 #: Imported only when present (``ginenv.core`` falls back to its numpy engine).
 OPTIONAL = {"ginenv.compiled"}
 #: What the bundle may import besides itself and the standard library.
@@ -73,23 +75,30 @@ def _bundle_dir():
 
 
 _DIR = _bundle_dir()
+with open(os.path.join(_DIR, "policy.json")) as _f:
+    _META = json.load(_f)
+# Another bundle loaded in this process (two bots compared locally) left its own {package}
+# modules in sys.modules: this one imports its own.
+for _name in [m for m in sys.modules if m == "{package}" or m.startswith("{package}.")]:
+    del sys.modules[_name]
 sys.path.insert(0, _DIR)
 try:
     from safetensors.numpy import load_file
     from {package}.kaggle_bot import kaggle_agent
     from {package}.numpy_actor import NumpyActor, NumpyPolicy
     from {package}.spec import NetworkSpec
+    if _META.get("search"):
+        from {package}.search import SearchAgent, parse_search
 finally:
     sys.path.remove(_DIR)
 
-with open(os.path.join(_DIR, "policy.json")) as _f:
-    _META = json.load(_f)
-_PLAY = kaggle_agent(
-    NumpyPolicy(
-        NumpyActor(load_file(os.path.join(_DIR, "policy.safetensors")), NetworkSpec.from_dict(_META["network"])),
-        name=_META["name"],
-    )
+BOT = NumpyPolicy(
+    NumpyActor(load_file(os.path.join(_DIR, "policy.safetensors")), NetworkSpec.from_dict(_META["network"])),
+    name=_META["name"],
 )
+if _META.get("search"):  # search at decision time (the export's --search), on the numpy actor
+    BOT = SearchAgent(BOT, **parse_search("bot+search=" + _META["search"])[1])
+_PLAY = kaggle_agent(BOT)
 
 
 def agent(observation, configuration=None):
@@ -117,10 +126,10 @@ def _imports(module: str) -> list:
     return out
 
 
-def modules_to_bundle() -> list:
-    """The project's modules the agent imports, ``ROOTS`` first; ``ValueError`` naming
-    an import the bundle cannot carry."""
-    found, todo = [], list(ROOTS)
+def modules_to_bundle(search: bool = False) -> list:
+    """The project's modules the agent imports, ``ROOTS`` first (and ``SEARCH`` where the
+    bot searches); ``ValueError`` naming an import the bundle cannot carry."""
+    found, todo = [], list(ROOTS) + ([SEARCH] if search else [])
     while todo:
         m = todo.pop(0)
         if m in found:
@@ -176,9 +185,18 @@ def license_text() -> bytes:
     return text.encode()
 
 
-def bundle_files(checkpoint) -> dict:
-    """The submission's files, ``{relative path: bytes}``."""
+def bundle_files(checkpoint, search: str | None = None) -> dict:
+    """The submission's files, ``{relative path: bytes}``; ``search``: the budget of the
+    bot's search at decision time (as in ``+search=...``), none by default."""
     from safetensors.numpy import save
+
+    from agents.training.search import parse_search
+
+    if search is not None:
+        try:
+            parse_search(f"bot+search={search}")
+        except ValueError as e:  # what a budget may be
+            raise ValueError(f"--search {search}: not a budget: {str(e).split(': ', 1)[1]}") from None
 
     step = resolve_checkpoint(checkpoint)
     meta = read_meta(step)
@@ -189,25 +207,27 @@ def bundle_files(checkpoint) -> dict:
         if k.startswith("actor.")
     }
     name = f"{step.parent.name}/{step.name}"
+    title = f"ginenv bot {name}" + (f" with search at decision time ({search})" if search else "")
+    about = {"name": name, "network": spec.to_dict(), **({"search": search} if search else {})}
     files = {
-        "main.py": MAIN.format(title=f"ginenv bot {name}", package=PACKAGE).encode(),
+        "main.py": MAIN.format(title=title, package=PACKAGE).encode(),
         "policy.safetensors": save(tensors),
-        "policy.json": json.dumps({"name": name, "network": spec.to_dict()}, indent=1).encode(),
+        "policy.json": json.dumps(about, indent=1).encode(),
         f"{PACKAGE}/__init__.py": (
             f'"""The modules of ginenv that the bot {name} plays with, their imports renamed into\n'
             f'{PACKAGE} (made by python -m agents.export --kaggle). Licence: ../LICENSE."""\n'
         ).encode(),
         "LICENSE": license_text(),
     }
-    for module in modules_to_bundle():
+    for module in modules_to_bundle(search=search is not None):
         files[f"{PACKAGE}/{module.rsplit('.', 1)[1]}.py"] = bundled_source(module).encode()
     return files
 
 
-def export_kaggle(checkpoint, out) -> dict:
+def export_kaggle(checkpoint, out, search: str | None = None) -> dict:
     """Write the submission to ``out``: a ``.tar.gz`` (what Kaggle takes) or a folder.
     Returns the files' sizes."""
-    files = bundle_files(checkpoint)
+    files = bundle_files(checkpoint, search)
     out = Path(out)
     if out.name.endswith((".tar.gz", ".tgz")):
         tmp = out.with_name(out.name + ".partial")
@@ -239,8 +259,8 @@ def main(argv=None) -> int:
     if not where.is_dir():
         p.error(f"--kaggle {out}: {where} does not exist")
     try:
-        sizes = export_kaggle(args.checkpoint, out)
-    except CheckpointError as e:
+        sizes = export_kaggle(args.checkpoint, out, args.search)
+    except (CheckpointError, ValueError) as e:
         p.error(str(e))
     print(export_summary(out, sizes))
     return 0

@@ -213,7 +213,9 @@ class OpenSpielAgent(pyspiel.Bot):
     def _agent_move(self, state, legal) -> int:
         position = seat_view(state, self.player, self.rules)
         obs, mask = observe(position, 0), core.legal_action_mask(position)
-        action = int(np.asarray(self.agent.act(obs, mask)).reshape(-1)[0])
+        # A searching agent reads the seat's position (never the hidden cards: it deals them anew).
+        seen = {"state": position, "seats": np.zeros(1, np.int64)} if getattr(self.agent, "reads_state", False) else {}
+        action = int(np.asarray(self.agent.act(obs, mask, **seen)).reshape(-1)[0])
         self.last = (obs[0], mask[0], action)  # the decision, as this project's engine would see it
         if A.is_knock(action):
             if KNOCK in legal:

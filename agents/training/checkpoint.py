@@ -208,6 +208,12 @@ def command_parser(prog: str, doc: str) -> argparse.ArgumentParser:
     out = p.add_mutually_exclusive_group(required=True)
     out.add_argument("--onnx", metavar="FILE", help="write the policy as one ONNX file (the onnx extra)")
     out.add_argument("--kaggle", metavar="OUT", help="write a Kaggle submission: a .tar.gz file or a new folder")
+    p.add_argument(
+        "--search",
+        metavar="BUDGET",
+        help="with --kaggle: the bot searches at decision time at this budget, as in +search=BUDGET "
+        "(64, 64:patient, 0.5s; the expert level's is 64:patient)",
+    )
     return p
 
 

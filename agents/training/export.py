@@ -62,6 +62,8 @@ def export_onnx(checkpoint, out_path) -> None:
 def main(argv=None) -> int:
     p = command_parser("python -m agents.export", __doc__)
     args = p.parse_args(argv)
+    if args.search is not None:
+        p.error("--search goes with --kaggle (an ONNX file holds the policy alone; search needs the engine)")
     out = Path(args.onnx)
     if out.is_dir():
         p.error(f"--onnx {out} is a folder; give the file to write, e.g. {out / 'policy.onnx'}")

@@ -47,6 +47,7 @@ class NumpyActor:
         if not t:
             raise ValueError("no actor tensors (names starting with 'actor.') among the weights")
         self.t = t
+        self.belief = None  # the belief net's layers (the belief architecture)
         if spec.architecture == "mlp":
             self.layers = self._sequential("")
         else:
@@ -91,14 +92,22 @@ class NumpyActor:
         if self.belief is not None:
             x = (planes[:, list(NEIGHBOUR_PLANES)] > 0.5).astype(np.float32)
             feats.append(self._related(x))
-            belief_logits = self._run(self.belief, obs, last_activation=False)
-            took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).astype(np.float32)
-            p = np.where(planes[:, UNSEEN_PLANE] > 0.5, 1.0 / (1.0 + np.exp(-belief_logits)), took)
+            p = self.belief_probabilities(obs)
             feats += [p[:, :, None], self._related(p[:, None])]
         feats = np.concatenate(feats, 2)
         w = self._linear("plane_weights", g).reshape(b, feats.shape[2], 2)
         card = np.matmul(feats, w) + np.matmul(self.identity, self._linear("identity_weights", g).reshape(b, -1, 2))
         return np.concatenate([card[..., 0], card[..., 1], self._linear("other_head", g)], 1)
+
+    def belief_probabilities(self, obs: np.ndarray) -> np.ndarray:
+        """``(B, 52)``: the belief net's P(the opponent holds the card) on the unseen cards,
+        1 on the cards the opponent took and holds, 0 on every other seen card (the
+        belief architecture only)."""
+        obs = np.asarray(obs, np.float32)
+        planes = obs[:, : NUM_PLANES * NUM_CARDS].reshape(len(obs), NUM_PLANES, NUM_CARDS)
+        belief_logits = self._run(self.belief, obs, last_activation=False)
+        took = (planes[:, OPPONENT_TOOK_PLANE] > 0.5).astype(np.float32)
+        return np.where(planes[:, UNSEEN_PLANE] > 0.5, 1.0 / (1.0 + np.exp(-belief_logits)), took).astype(np.float32)
 
     def _related(self, x: np.ndarray) -> np.ndarray:
         """``(B, P, 52)`` -> ``(B, 52, 3 P)``: each plane's sums over each card's
@@ -108,14 +117,16 @@ class NumpyActor:
 
 class NumpyPolicy:
     """A greedy agent over a ``NumpyActor``: ``act(observation, action_mask)`` for one
-    observation (an int) or a batch (an array); illegal actions are never chosen."""
+    observation (an int) or a batch (an array); illegal actions are never chosen. It
+    offers what the search (``agents.training.search.SearchAgent``) asks of a policy, as
+    ``agents.training.policy.Policy`` does: ``probabilities``, ``greedy`` and ``belief``."""
+
+    pure = True
 
     def __init__(self, actor: NumpyActor, name: str = "policy"):
         self.actor, self.name = actor, name
 
-    def act(self, observation, action_mask, deterministic: bool = True):
-        if not deterministic:
-            raise ValueError("NumpyPolicy plays greedily only (deterministic=True)")
+    def _inputs(self, observation, action_mask):
         o, m = np.asarray(observation, np.float32), np.asarray(action_mask).astype(bool)
         single = o.ndim == 1
         o, m = (o[None], m[None]) if single else (o, m)
@@ -125,5 +136,28 @@ class NumpyPolicy:
             )
         if not m.any(1).all():
             raise ValueError("every observation needs at least one legal action (a mask is all false)")
-        out = np.where(m, self.actor.logits(o), MASKED_LOGIT).argmax(1)
+        return o, m, single
+
+    def act(self, observation, action_mask, deterministic: bool = True):
+        if not deterministic:
+            raise ValueError("NumpyPolicy plays greedily only (deterministic=True)")
+        o, m, single = self._inputs(observation, action_mask)
+        out = self.greedy(o, m)
         return int(out[0]) if single else out
+
+    def greedy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``(B,)`` the greedy action of each of a batch of observations."""
+        return np.where(masks, self.actor.logits(observations), MASKED_LOGIT).argmax(1)
+
+    def probabilities(self, observation, action_mask) -> np.ndarray:
+        """The policy's probability of each action (0 for illegal ones): ``(108,)`` for one
+        observation, ``(B, 108)`` for a batch."""
+        o, m, single = self._inputs(observation, action_mask)
+        x = np.where(m, self.actor.logits(o).astype(np.float64), -np.inf)
+        e = np.exp(x - x.max(1, keepdims=True))
+        out = (e / e.sum(1, keepdims=True)).astype(np.float32)
+        return out[0] if single else out
+
+    def belief(self, observations: np.ndarray) -> np.ndarray | None:
+        """``(B, 52)``: P(the opponent holds each card), ``None`` without a belief net."""
+        return None if self.actor.belief is None else self.actor.belief_probabilities(observations)

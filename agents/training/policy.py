@@ -86,6 +86,21 @@ class Policy:
         out = self.model.action_dist(obs, mask).probs.cpu().numpy()
         return out[0] if single else out
 
+    # The search's rollouts (agents.training.search) call these on the engine's own
+    # observations and masks, a batch at a time, unchecked.
+    @torch.no_grad()
+    def greedy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``(B,)`` the greedy action of each of a batch of observations."""
+        return self.model.act_greedy(torch.from_numpy(observations), torch.from_numpy(masks)).numpy()
+
+    @torch.no_grad()
+    def belief(self, observations: np.ndarray) -> np.ndarray | None:
+        """``(B, 52)``: P(the opponent holds each card) by the belief net, ``None`` for a
+        network without one."""
+        if not self.model.has_belief:
+            return None
+        return self.model.actor.belief(torch.as_tensor(observations)).numpy()
+
 
 def load_policy(path, seed: int = 0) -> Policy:
     """Load a checkpoint (run dir, step dir or policy file) as a ``Policy``."""

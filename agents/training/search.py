@@ -34,9 +34,7 @@ import re
 import time
 
 import numpy as np
-import torch
 
-from agents.training.policy import Policy
 from ginenv import actions as A
 from ginenv import core
 from ginenv.observation import observe
@@ -59,7 +57,7 @@ class SearchAgent:
 
     def __init__(
         self,
-        policy: Policy,
+        policy,
         worlds: int = 16,
         candidates: int = 4,
         seed: int = 0,
@@ -184,23 +182,21 @@ class SearchAgent:
         self.last_worlds = out.shape[1]
         return out
 
-    @torch.no_grad()
     def _values(self, state: core.State, seats, observations, rows, cand, w: int) -> np.ndarray:
         """``(G, w, k)``: the points (own minus opponent's) of the hand that follows each
         candidate in each of ``w`` sampled worlds."""
         g, k = len(rows), cand.shape[1]
-        model = self.policy.model
         per_world = np.repeat(np.arange(g), w)
         weights = None
-        if model.has_belief:
-            obs = torch.as_tensor(np.asarray(observations, np.float32).reshape(-1, observations.shape[-1])[rows])
-            p = model.actor.belief(obs).clamp(1e-3, 1 - 1e-3).numpy()
+        belief = self.policy.belief(np.asarray(observations, np.float32).reshape(-1, observations.shape[-1])[rows])
+        if belief is not None:
+            p = np.clip(belief, 1e-3, 1 - 1e-3)
             weights = (p / (1 - p))[per_world]
         worlds = resample_hidden(state.select(per_world), seats[per_world], self.rng, weights)
         s = worlds.select(np.repeat(np.arange(g * w), k))
         first = np.tile(cand, (1, w)).reshape(-1)  # row (game, world, candidate)
         seat = np.repeat(seats, w * k).astype(np.int64)
-        value = rollout(model, s, first, seat, patient=self.rollouts == "patient")
+        value = rollout(self.policy, s, first, seat, patient=self.rollouts == "patient")
         return value.reshape(g, w, k)
 
 
@@ -217,7 +213,7 @@ def _paired(v: np.ndarray, legal: np.ndarray):
     return gain, sure
 
 
-def rollout(model, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False) -> np.ndarray:
+def rollout(policy, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False) -> np.ndarray:
     """Play ``first`` in each game of ``s``, then the policy's greedy moves for both seats
     to the end of the hand; returns each game's hand points (bonuses included), ``seat``'s
     minus the other's. ``patient``: ``seat`` never knocks short of gin in the rollout (a
@@ -237,10 +233,8 @@ def rollout(model, s: core.State, first: np.ndarray, seat: np.ndarray, patient: 
         idx = np.flatnonzero(live)
         if not idx.size:
             break
-        obs = torch.from_numpy(observe(s, s.current)[idx])
-        mask = torch.from_numpy(core.legal_action_mask(s)[idx])
         actions = np.full(n, core.SKIP, np.int64)
-        actions[idx] = model.act_greedy(obs, mask).numpy()
+        actions[idx] = policy.greedy(observe(s, s.current)[idx], core.legal_action_mask(s)[idx])
         if patient:
             own = live & (s.current == seat) & A.is_knock(actions)
             own &= s._after_discard[rows, np.where(own, A.card_of(actions), 0)] > 0  # short of gin
