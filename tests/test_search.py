@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 
 from agents import SHIPPED, load_policy, make_agent  # noqa: E402
 from agents.evaluate import play  # noqa: E402
-from agents.training.search import SearchAgent, parse_search, rollout  # noqa: E402
+from agents.training.search import HAND_POINTS, SearchAgent, match_equity, parse_search, rollout  # noqa: E402
 from ginenv import core  # noqa: E402
 from ginenv.observation import observe  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
@@ -32,16 +32,21 @@ def advanced(policy, n, seed, moves):
     return s.select(np.flatnonzero(~s.done))
 
 
-def reference_value(policy, s, first, seat, patient=False):
+def reference_value(policy, s, first, seat, patient=False, match=False):
     """One game, move by move: ``first``, then the policy's greedy moves for whoever is on
     move, until the hand ends; the hand's points, ``seat``'s minus the other's.
-    ``patient``: ``seat`` never knocks short of gin after ``first``."""
+    ``patient``: ``seat`` never knocks short of gin after ``first``. ``match``: ``seat``'s
+    chance of winning the match after the hand (``match_equity``, tested on its own)."""
     from ginenv import actions as A
 
     s = s.copy()
     action = int(first)
     while True:
         core.step(s, np.array([action]))
+        if (s.hand_ended[0] or s.done[0]) and match:
+            if s.done[0]:
+                return 0.5 if s.winner[0] < 0 else float(s.winner[0] == seat)
+            return float(match_equity(s.rules.target)[s.scores[0, seat], s.scores[0, 1 - seat]])
         if s.hand_ended[0] or s.done[0]:
             pts = s.hand_points[0] + s.bonus_points[0]
             return float(pts[seat] - pts[1 - seat])
@@ -96,8 +101,11 @@ def test_the_spec_and_its_errors(policy):
     assert parse_search("shipped+search=0.5s") == ("shipped", {"worlds": 512, "seconds": 0.5})
     assert parse_search("a+search=64:patient") == ("a", {"worlds": 64, "rollouts": "patient"})
     assert parse_search("a+search:patient") == ("a", {"worlds": 16, "rollouts": "patient"})
+    assert parse_search("a+search=8:patient:match") == ("a", {"worlds": 8, "rollouts": "patient", "value": "match"})
+    assert parse_search("a+search=0.5s:match") == ("a", {"worlds": 512, "seconds": 0.5, "value": "match"})
     assert parse_search("checkpoints/champion") is None
-    for bad in ("x+search=0", "x+search=abc", "x+search=1000", "x+search=0s", "x+search=5:lazy", "x+search=1.5"):
+    bad_specs = ("x+search=0", "x+search=abc", "x+search=1000", "x+search=0s", "x+search=5:lazy", "x+search=1.5")
+    for bad in (*bad_specs, "x+search=8:match:patient", "x+search=8:match:match"):
         with pytest.raises(ValueError, match=r"\+search=W needs W"):
             parse_search(bad)
     agent = make_agent(f"{SHIPPED}+search=4", seed=2**127 + 5)  # a game's 128-bit seed, as the terminal gives
@@ -108,6 +116,9 @@ def test_the_spec_and_its_errors(policy):
         SearchAgent(policy, worlds=0)
     with pytest.raises(ValueError, match="rollouts must be one of greedy, patient"):
         SearchAgent(policy, rollouts="lazy")
+    with pytest.raises(ValueError, match="value must be one of points, match"):
+        SearchAgent(policy, value="hands")
+    assert make_agent("shipped+search=8:patient:match").name.endswith("+search=8:patient:match")
     timed = make_agent("shipped+search=0.2s:patient")
     assert timed.seconds == 0.2 and timed.rollouts == "patient" and not timed.pure
 
@@ -222,3 +233,60 @@ def test_analyse_lays_open_the_choice_act_makes_with_values_from_the_reference_r
     for m in got:
         want = np.mean([reference_value(policy, worlds.select([w]), m["id"], seat) for w in range(3)])
         assert m["value"] == pytest.approx(want)
+
+
+def test_the_match_equity_table_is_the_race_it_describes():
+    """Against a slow recursion over the same race (each hand a coin flip for a band's
+    points, dead hands left out), on a short match; and on the standard one, its
+    symmetries: even scores are even odds, and a's chance plus b's is one."""
+    import functools
+
+    from agents.training.search import BAND
+
+    target = 23
+    shares = np.array(HAND_POINTS[1:]) / sum(HAND_POINTS[1:])
+    gains = [BAND * k + 3 for k in range(len(shares))]
+
+    @functools.cache
+    def chance(a, b):
+        if a >= target:
+            return 1.0
+        if b >= target:
+            return 0.0
+        return sum(q * 0.5 * (chance(a + x, b) + chance(a, b + x)) for q, x in zip(shares, gains))
+
+    table = match_equity(target)
+    want = np.array([[chance(a, b) for b in range(target)] for a in range(target)])
+    np.testing.assert_allclose(table, want, atol=1e-12)
+    e = match_equity(100)
+    assert e.shape == (100, 100) and np.allclose(np.diag(e), 0.5) and np.allclose(e + e.T, 1)
+    assert e[95, 0] > 0.9 > 0.1 > e[0, 95]
+    assert (np.diff(e, axis=0) >= -1e-12).all() and (np.diff(e, axis=1) <= 1e-12).all()  # more points help
+
+
+@pytest.mark.parametrize("seed", [6, 7])
+def test_match_valued_rollouts_equal_one_game_at_a_time(policy, seed):
+    """In match mode at scores near the target (where a hand can end the match), the
+    batched rollouts valued by the match equal the one-game reference; in hand mode
+    ``match`` changes nothing."""
+    rng = np.random.default_rng(seed)
+    s = core.init(24, Rules(), seed, mode="match")
+    s.scores[:] = rng.integers(40, 100, (24, 2))
+    for _ in range(int(rng.integers(0, 20))):
+        live = np.flatnonzero(~(s.hand_ended | s.done))
+        a = np.full(24, core.SKIP, np.int64)
+        a[live] = policy.act(observe(s, s.current)[live], core.legal_action_mask(s)[live])
+        core.step(s, a)
+    s = s.select(np.flatnonzero(~(s.hand_ended | s.done)))
+    mask = core.legal_action_mask(s)
+    first = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    seat = s.current.astype(np.int64)
+    got = rollout(policy, s.copy(), first, seat, match=True)
+    want = [reference_value(policy, s.select([i]), first[i], seat[i], match=True) for i in range(s.batch_size)]
+    np.testing.assert_allclose(got, want, atol=1e-12)
+    assert ((got >= 0) & (got <= 1)).all() and ((got == 0) | (got == 1)).any()  # some hands end the match
+    h = advanced(policy, 12, seed, moves=5)
+    hm = core.legal_action_mask(h)
+    hf = np.array([rng.choice(np.flatnonzero(m)) for m in hm])
+    hs = h.current.astype(np.int64)
+    assert np.array_equal(rollout(policy, h.copy(), hf, hs, match=True), rollout(policy, h.copy(), hf, hs))

@@ -21,6 +21,13 @@ found best). The agent spec ``<checkpoint>+search`` (16 worlds), ``+search=W`` (
 worlds), ``+search=0.5s`` (anytime, half a second a move, up to 512 worlds) and
 ``:patient`` after either (``+search=64:patient``) build one (``make_agent``).
 
+Values (``value``): ``points`` (the hand's points, own minus the opponent's, bonuses
+included) or ``match`` (``:match`` in the spec; in match mode): the chance of winning
+the match after the hand, from the scores it leaves (``match_equity``: a race to the
+target where each hand is a coin flip for points drawn as between equal bots,
+``HAND_POINTS``), so that near the end of a match a hand's points count for what they
+do to the match. Hand-mode games are valued by points either way.
+
 It needs the game's state besides the observation (``reads_state``: the evaluator
 passes it): it reads it only through ``resample_hidden``, which deals anew everything
 the player cannot see, so its choice never depends on hidden cards (a test checks
@@ -29,6 +36,7 @@ that two states differing only in them give the same choices).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import time
@@ -45,6 +53,17 @@ MIN_PRIOR = 0.02  # a candidate the policy gives less is not searched
 Z = 2.0  # the search overrides the policy only where the gain is this many standard errors
 MAX_WORLDS = 512  # the most worlds one move may deal
 ROLLOUTS = ("greedy", "patient")
+VALUES = ("points", "match")
+#: The match valuation's model of a hand between equal bots (``python bench/hand_outcomes.py``:
+#: 4000 hands of the shipped bot against itself, seed 0): the share of dead hands, then of
+#: the winner's points in bands of ``BAND`` (1-5, 6-10, ..., the last from 96 up), each
+#: band counted at its middle (3, 8, ...).
+BAND = 5
+HAND_POINTS = (
+    0.0625,
+    *(0.0788, 0.1027, 0.0757, 0.0800, 0.0730, 0.1978, 0.1440, 0.0745, 0.0385, 0.0253),
+    *(0.0180, 0.0132, 0.0067, 0.0045, 0.0022, 0.0010, 0.0008, 0.0003, 0.0000, 0.0005),
+)
 #: The "expert" level's budget (the agent spec ``expert``, the page's and the terminal's
 #: level): within 0.5 s median and 3 s at the 99th percentile a move on one core
 #: (docs/training.md, "Search at decision time").
@@ -65,6 +84,7 @@ class SearchAgent:
         chunk: int = 16,
         rollouts: str = "greedy",
         knocks: bool = True,
+        value: str = "points",
     ):
         for name, v, most in (("worlds", worlds, MAX_WORLDS), ("candidates", candidates, 256), ("chunk", chunk, 512)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
@@ -75,11 +95,18 @@ class SearchAgent:
             raise ValueError(f"search seconds must be a number of seconds above 0 and at most 600, got {seconds!r}")
         if rollouts not in ROLLOUTS:
             raise ValueError(f"search rollouts must be one of {', '.join(ROLLOUTS)}, got {rollouts!r}")
+        if value not in VALUES:
+            raise ValueError(f"search value must be one of {', '.join(VALUES)}, got {value!r}")
+        self.value = value
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
         self.seconds, self.chunk, self.rollouts, self.knocks = seconds, int(chunk), rollouts, bool(knocks)
         self.seed = core.check_seed(seed, "SearchAgent's seed")
         budget = f"{seconds:g}s" if seconds is not None else str(self.worlds)
-        self.name = f"{policy.name}+search={budget}" + (":patient" if rollouts == "patient" else "")
+        self.name = (
+            f"{policy.name}+search={budget}"
+            + (":patient" if rollouts == "patient" else "")
+            + (":match" if value == "match" else "")
+        )
         self.pure = seconds is None  # a time budget depends on the machine's speed
         self.last_worlds = 0  # the worlds the last searched move dealt (a time budget's count)
         self.clock = time.perf_counter  # the time budget's clock
@@ -196,7 +223,7 @@ class SearchAgent:
         s = worlds.select(np.repeat(np.arange(g * w), k))
         first = np.tile(cand, (1, w)).reshape(-1)  # row (game, world, candidate)
         seat = np.repeat(seats, w * k).astype(np.int64)
-        value = rollout(self.policy, s, first, seat, patient=self.rollouts == "patient")
+        value = rollout(self.policy, s, first, seat, patient=self.rollouts == "patient", match=self.value == "match")
         return value.reshape(g, w, k)
 
 
@@ -213,20 +240,36 @@ def _paired(v: np.ndarray, legal: np.ndarray):
     return gain, sure
 
 
-def rollout(policy, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False) -> np.ndarray:
+def rollout(
+    policy, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False, match: bool = False
+) -> np.ndarray:
     """Play ``first`` in each game of ``s``, then the policy's greedy moves for both seats
     to the end of the hand; returns each game's hand points (bonuses included), ``seat``'s
     minus the other's. ``patient``: ``seat`` never knocks short of gin in the rollout (a
-    knock the policy picks becomes the discard of the same card)."""
+    knock the policy picks becomes the discard of the same card). ``match`` (match mode):
+    instead, ``seat``'s chance of winning the match after the hand (1 or 0 where the hand
+    ends it, 0.5 where the hand cap cuts it, else ``match_equity`` of the scores)."""
     n = s.batch_size
     value = np.zeros(n)
     live = np.ones(n, bool)
     actions = first.astype(np.int64)
     rows = np.arange(n)
+    match = match and s.mode == "match"
+    equity = match_equity(s.rules.target) if match else None
     for _ in range(MAX_MOVES):
         core.step(s, actions)
         ended = live & s.hand_ended
-        if ended.any():
+        if ended.any() and match:
+            e, me = np.flatnonzero(ended), seat[ended]
+            mine, theirs = s.scores[e, me], s.scores[e, 1 - me]
+            over = s.done[e]
+            cut = over & (s.winner[e] < 0)
+            value[e] = np.where(
+                over,
+                np.where(cut, 0.5, (s.winner[e] == me).astype(np.float64)),
+                equity[np.minimum(mine, s.rules.target - 1), np.minimum(theirs, s.rules.target - 1)],
+            )
+        elif ended.any():
             pts = (s.hand_points + s.bonus_points).astype(np.float64)
             value[ended] = pts[ended, seat[ended]] - pts[ended, 1 - seat[ended]]
         live &= ~(s.hand_ended | s.done)
@@ -242,12 +285,38 @@ def rollout(policy, s: core.State, first: np.ndarray, seat: np.ndarray, patient:
     return value
 
 
-_BUDGET = re.compile(r"^(?:(?P<worlds>\d+)|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)(?::(?P<rollouts>patient|greedy))?$")
+@functools.lru_cache(maxsize=8)
+def match_equity(target: int) -> np.ndarray:
+    """``(target, target)``: the chance that a player with ``a`` points wins the match
+    against one with ``b`` (both short of ``target``), where each hand is won by either at
+    even odds for the points ``HAND_POINTS`` gives (a band at its middle) and dead hands,
+    which change no score, are left out. Filled by anti-diagonals from the end: each
+    state's chance is the mean over the next hand's outcomes."""
+    shares = np.asarray(HAND_POINTS[1:], np.float64)
+    shares = shares / shares.sum()
+    gains = BAND * np.arange(len(shares)) + (BAND + 1) // 2
+    size = target + int(gains.max())
+    e = np.zeros((size, size))
+    e[target:, :target] = 1.0  # the player reached the target first
+    for total in range(2 * target - 2, -1, -1):
+        a = np.arange(max(0, total - target + 1), min(total, target - 1) + 1)
+        b = total - a
+        up = e[a[:, None] + gains, b[:, None]]  # the player wins the hand
+        down = e[a[:, None], b[:, None] + gains]  # the opponent does
+        e[a, b] = 0.5 * (up + down) @ shares
+    return e[:target, :target]
+
+
+_BUDGET = re.compile(
+    r"^(?:(?P<worlds>\d+)|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)"
+    r"(?::(?P<rollouts>patient|greedy))?(?::(?P<value>match|points))?$"
+)
 
 
 def parse_search(spec: str):
-    """``"<path>+search[=BUDGET][:patient]"`` -> ``(path, options)`` for ``SearchAgent``
-    (BUDGET: ``W`` worlds, or ``0.5s``: anytime, up to 512 worlds); else ``None``."""
+    """``"<path>+search[=BUDGET][:patient][:match]"`` -> ``(path, options)`` for
+    ``SearchAgent`` (BUDGET: ``W`` worlds, or ``0.5s``: anytime, up to 512 worlds;
+    ``:patient`` its rollouts, ``:match`` its valuation); else ``None``."""
     path, sep, option = str(spec).rpartition("+")
     if not sep or not (option == "search" or option.startswith(("search=", "search:"))):
         return None
@@ -266,9 +335,11 @@ def parse_search(spec: str):
     ):
         raise ValueError(
             f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to {MAX_WORLDS}, or a time "
-            "such as 0.5s (above 0, at most 600), optionally followed by :patient"
+            "such as 0.5s (above 0, at most 600), optionally followed by :patient and then :match"
         )
     options = {"worlds": worlds} if worlds is not None else {"worlds": MAX_WORLDS, "seconds": seconds}
     if m["rollouts"]:
         options["rollouts"] = m["rollouts"]
+    if m["value"]:
+        options["value"] = m["value"]
     return path, options
