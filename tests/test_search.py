@@ -32,11 +32,12 @@ def advanced(policy, n, seed, moves):
     return s.select(np.flatnonzero(~s.done))
 
 
-def reference_value(policy, s, first, seat, patient=False, match=False):
+def reference_value(policy, s, first, seat, patient=False, match=False, opponent=None):
     """One game, move by move: ``first``, then the policy's greedy moves for whoever is on
-    move, until the hand ends; the hand's points, ``seat``'s minus the other's.
-    ``patient``: ``seat`` never knocks short of gin after ``first``. ``match``: ``seat``'s
-    chance of winning the match after the hand (``match_equity``, tested on its own)."""
+        move, until the hand ends; the hand's points, ``seat``'s minus the other's.
+        ``patient``: ``seat`` never knocks short of gin after ``first``; ``opponent``: plays
+    the other seat. ``match``: ``seat``'s
+        chance of winning the match after the hand (``match_equity``, tested on its own)."""
     from ginenv import actions as A
 
     s = s.copy()
@@ -51,7 +52,8 @@ def reference_value(policy, s, first, seat, patient=False, match=False):
             pts = s.hand_points[0] + s.bonus_points[0]
             return float(pts[seat] - pts[1 - seat])
         who = int(s.current[0])
-        action = int(policy.act(observe(s, np.array([who]))[0], core.legal_action_mask(s)[0]))
+        mover = opponent if opponent is not None and who != seat else policy
+        action = int(np.asarray(mover.act(observe(s, np.array([who])), core.legal_action_mask(s))).reshape(-1)[0])
         if patient and who == seat and A.is_knock(action) and s._after_discard[0, A.card_of(action)] > 0:
             action = A.discard(A.card_of(action))
 
@@ -103,9 +105,13 @@ def test_the_spec_and_its_errors(policy):
     assert parse_search("a+search:patient") == ("a", {"worlds": 16, "rollouts": "patient"})
     assert parse_search("a+search=8:patient:match") == ("a", {"worlds": 8, "rollouts": "patient", "value": "match"})
     assert parse_search("a+search=0.5s:match") == ("a", {"worlds": 512, "seconds": 0.5, "value": "match"})
+    assert parse_search("a+search=8:patient:vs=marjj:match") == (
+        "a",
+        {"worlds": 8, "rollouts": "patient", "opponent": "marjj", "value": "match"},
+    )
     assert parse_search("checkpoints/champion") is None
     bad_specs = ("x+search=0", "x+search=abc", "x+search=1000", "x+search=0s", "x+search=5:lazy", "x+search=1.5")
-    for bad in (*bad_specs, "x+search=8:match:patient", "x+search=8:match:match"):
+    for bad in (*bad_specs, "x+search=8:match:patient", "x+search=8:match:match", "x+search=8:vs=random"):
         with pytest.raises(ValueError, match=r"\+search=W needs W"):
             parse_search(bad)
     agent = make_agent(f"{SHIPPED}+search=4", seed=2**127 + 5)  # a game's 128-bit seed, as the terminal gives
@@ -119,6 +125,9 @@ def test_the_spec_and_its_errors(policy):
     with pytest.raises(ValueError, match="value must be one of points, match"):
         SearchAgent(policy, value="hands")
     assert make_agent("shipped+search=8:patient:match").name.endswith("+search=8:patient:match")
+    assert make_agent("shipped+search=8:vs=camper").name.endswith("+search=8:vs=camper")
+    with pytest.raises(ValueError, match="opponent must be one of knock_early, gin_hunter, patient, camper, marjj"):
+        SearchAgent(policy, opponent="random")
     timed = make_agent("shipped+search=0.2s:patient")
     assert timed.seconds == 0.2 and timed.rollouts == "patient" and not timed.pure
 
@@ -290,3 +299,25 @@ def test_match_valued_rollouts_equal_one_game_at_a_time(policy, seed):
     hf = np.array([rng.choice(np.flatnonzero(m)) for m in hm])
     hs = h.current.astype(np.int64)
     assert np.array_equal(rollout(policy, h.copy(), hf, hs, match=True), rollout(policy, h.copy(), hf, hs))
+
+
+@pytest.mark.parametrize("opponent", ["marjj", "knock_early"])
+def test_rollouts_against_a_baseline_equal_one_game_at_a_time(policy, opponent):
+    """``:vs=NAME``: the other seat's rollout moves are the baseline's, the searching
+    seat's the policy's (patient here), batched as one game at a time; and they differ
+    from the policy's own rollouts somewhere."""
+    from ginenv.baselines import make_baseline
+
+    s = advanced(policy, 20, 9, moves=6)
+    rng = np.random.default_rng(4)
+    mask = core.legal_action_mask(s)
+    first = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+    seat = s.current.astype(np.int64)
+    model = make_baseline(opponent)
+    got = rollout(policy, s.copy(), first, seat, patient=True, opponent=model)
+    want = [
+        reference_value(policy, s.select([i]), first[i], seat[i], patient=True, opponent=model)
+        for i in range(s.batch_size)
+    ]
+    assert np.array_equal(got, np.array(want))
+    assert not np.array_equal(got, rollout(policy, s.copy(), first, seat, patient=True))

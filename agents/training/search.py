@@ -21,6 +21,10 @@ found best). The agent spec ``<checkpoint>+search`` (16 worlds), ``+search=W`` (
 worlds), ``+search=0.5s`` (anytime, half a second a move, up to 512 worlds) and
 ``:patient`` after either (``+search=64:patient``) build one (``make_agent``).
 
+The opponent's moves in the rollouts (``opponent``): the policy's, or a baseline's
+(``:vs=marjj`` after the rollouts in the spec: ``+search=64:patient:vs=marjj``), a model
+of the player across the table.
+
 Values (``value``): ``points`` (the hand's points, own minus the opponent's, bonuses
 included) or ``match`` (``:match`` in the spec; in match mode): the chance of winning
 the match after the hand, from the scores it leaves (``match_equity``: a race to the
@@ -45,6 +49,7 @@ import numpy as np
 
 from ginenv import actions as A
 from ginenv import core
+from ginenv.baselines import BASELINES, make_baseline
 from ginenv.observation import observe
 from ginenv.worlds import resample_hidden
 
@@ -54,6 +59,9 @@ Z = 2.0  # the search overrides the policy only where the gain is this many stan
 MAX_WORLDS = 512  # the most worlds one move may deal
 ROLLOUTS = ("greedy", "patient")
 VALUES = ("points", "match")
+#: The baselines that may play the opponent's moves in the rollouts (``:vs=NAME``): the
+#: deterministic ones.
+ROLLOUT_OPPONENTS = tuple(name for name in BASELINES if name != "random")
 #: The match valuation's model of a hand between equal bots (``python bench/hand_outcomes.py``:
 #: 4000 hands of the shipped bot against itself, seed 0): the share of dead hands, then of
 #: the winner's points in bands of ``BAND`` (1-5, 6-10, ..., the last from 96 up), each
@@ -85,6 +93,7 @@ class SearchAgent:
         rollouts: str = "greedy",
         knocks: bool = True,
         value: str = "points",
+        opponent: str | None = None,
     ):
         for name, v, most in (("worlds", worlds, MAX_WORLDS), ("candidates", candidates, 256), ("chunk", chunk, 512)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
@@ -97,7 +106,12 @@ class SearchAgent:
             raise ValueError(f"search rollouts must be one of {', '.join(ROLLOUTS)}, got {rollouts!r}")
         if value not in VALUES:
             raise ValueError(f"search value must be one of {', '.join(VALUES)}, got {value!r}")
-        self.value = value
+        if opponent is not None and opponent not in ROLLOUT_OPPONENTS:
+            raise ValueError(
+                f"search opponent must be one of {', '.join(ROLLOUT_OPPONENTS)} (or none: the policy), got {opponent!r}"
+            )
+        self.value, self.opponent = value, opponent
+        self._opponent = make_baseline(opponent) if opponent else None
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
         self.seconds, self.chunk, self.rollouts, self.knocks = seconds, int(chunk), rollouts, bool(knocks)
         self.seed = core.check_seed(seed, "SearchAgent's seed")
@@ -105,6 +119,7 @@ class SearchAgent:
         self.name = (
             f"{policy.name}+search={budget}"
             + (":patient" if rollouts == "patient" else "")
+            + (f":vs={opponent}" if opponent else "")
             + (":match" if value == "match" else "")
         )
         self.pure = seconds is None  # a time budget depends on the machine's speed
@@ -223,7 +238,15 @@ class SearchAgent:
         s = worlds.select(np.repeat(np.arange(g * w), k))
         first = np.tile(cand, (1, w)).reshape(-1)  # row (game, world, candidate)
         seat = np.repeat(seats, w * k).astype(np.int64)
-        value = rollout(self.policy, s, first, seat, patient=self.rollouts == "patient", match=self.value == "match")
+        value = rollout(
+            self.policy,
+            s,
+            first,
+            seat,
+            patient=self.rollouts == "patient",
+            match=self.value == "match",
+            opponent=self._opponent,
+        )
         return value.reshape(g, w, k)
 
 
@@ -241,12 +264,19 @@ def _paired(v: np.ndarray, legal: np.ndarray):
 
 
 def rollout(
-    policy, s: core.State, first: np.ndarray, seat: np.ndarray, patient: bool = False, match: bool = False
+    policy,
+    s: core.State,
+    first: np.ndarray,
+    seat: np.ndarray,
+    patient: bool = False,
+    match: bool = False,
+    opponent=None,
 ) -> np.ndarray:
     """Play ``first`` in each game of ``s``, then the policy's greedy moves for both seats
     to the end of the hand; returns each game's hand points (bonuses included), ``seat``'s
     minus the other's. ``patient``: ``seat`` never knocks short of gin in the rollout (a
-    knock the policy picks becomes the discard of the same card). ``match`` (match mode):
+    knock the policy picks becomes the discard of the same card). ``opponent`` (a batched
+    agent, e.g. a baseline): plays the other seat's moves instead of the policy. ``match`` (match mode):
     instead, ``seat``'s chance of winning the match after the hand (1 or 0 where the hand
     ends it, 0.5 where the hand cap cuts it, else ``match_equity`` of the scores)."""
     n = s.batch_size
@@ -277,7 +307,15 @@ def rollout(
         if not idx.size:
             break
         actions = np.full(n, core.SKIP, np.int64)
-        actions[idx] = policy.greedy(observe(s, s.current)[idx], core.legal_action_mask(s)[idx])
+        obs, mask = observe(s, s.current)[idx], core.legal_action_mask(s)[idx]
+        if opponent is None:
+            actions[idx] = policy.greedy(obs, mask)
+        else:
+            theirs = s.current[idx] != seat[idx]
+            if (~theirs).any():
+                actions[idx[~theirs]] = policy.greedy(obs[~theirs], mask[~theirs])
+            if theirs.any():
+                actions[idx[theirs]] = opponent.act(obs[theirs], mask[theirs])
         if patient:
             own = live & (s.current == seat) & A.is_knock(actions)
             own &= s._after_discard[rows, np.where(own, A.card_of(actions), 0)] > 0  # short of gin
@@ -309,7 +347,7 @@ def match_equity(target: int) -> np.ndarray:
 
 _BUDGET = re.compile(
     r"^(?:(?P<worlds>\d+)|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)"
-    r"(?::(?P<rollouts>patient|greedy))?(?::(?P<value>match|points))?$"
+    r"(?::(?P<rollouts>patient|greedy))?(?::vs=(?P<opponent>[a-z_]+))?(?::(?P<value>match|points))?$"
 )
 
 
@@ -332,14 +370,18 @@ def parse_search(spec: str):
         not m
         or (worlds is not None and not 1 <= worlds <= MAX_WORLDS)
         or (seconds is not None and not 0 < seconds <= 600)
+        or (m["opponent"] and m["opponent"] not in ROLLOUT_OPPONENTS)
     ):
         raise ValueError(
             f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to {MAX_WORLDS}, or a time "
-            "such as 0.5s (above 0, at most 600), optionally followed by :patient and then :match"
+            "such as 0.5s (above 0, at most 600), optionally followed by :patient, then :vs=NAME (the opponent "
+            f"in the rollouts: {', '.join(ROLLOUT_OPPONENTS)}), then :match"
         )
     options = {"worlds": worlds} if worlds is not None else {"worlds": MAX_WORLDS, "seconds": seconds}
     if m["rollouts"]:
         options["rollouts"] = m["rollouts"]
+    if m["opponent"]:
+        options["opponent"] = m["opponent"]
     if m["value"]:
         options["value"] = m["value"]
     return path, options
