@@ -233,9 +233,7 @@ def test_analyse_lays_open_the_choice_act_makes_with_values_from_the_reference_r
     agent = SearchAgent(policy, worlds=3, seed=4)
     got = agent.analyse(obs[i], mask[i], one, seat, moves=[extra])
     assert extra in {m["id"] for m in got}
-    agent.rng = np.random.default_rng(
-        [4, int.from_bytes(__import__("hashlib").blake2b(obs[i].tobytes(), digest_size=8).digest(), "little")]
-    )
+    agent._seed_worlds(obs[i])  # the generator the search dealt its worlds from, afresh
     p = np.clip(policy.belief(obs[i][None]), 1e-3, 1 - 1e-3)
     weights = np.repeat(p / (1 - p), 3, 0)
     worlds = resample_hidden(one.select([0, 0, 0]), np.array([seat] * 3), agent.rng, weights)

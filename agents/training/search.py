@@ -134,10 +134,7 @@ class SearchAgent:
             )
         probs = self.policy.probabilities(observations, action_masks)
         seats = core.check_players(seats, 1 if probs.ndim == 1 else len(probs), name="seats")
-        # The worlds' generator: a function of the seed and the observations alone, so a
-        # replayed game searches the same worlds whatever else the agent played before.
-        digest = hashlib.blake2b(np.ascontiguousarray(observations, np.float32).tobytes(), digest_size=8).digest()
-        self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
+        self._seed_worlds(observations)
         single = probs.ndim == 1
         probs = probs[None] if single else probs
         masks = np.asarray(action_masks, bool).reshape(probs.shape)
@@ -150,6 +147,12 @@ class SearchAgent:
             choice[todo] = cand[todo, np.argmax(np.where(sure, gain, -np.inf), 1)]
         return int(choice[0]) if single else choice.astype(np.int64)
 
+    def _seed_worlds(self, observations) -> None:
+        """The worlds' generator: a function of the seed and the observations alone, so a
+        replayed game searches the same worlds whatever else the agent played before."""
+        digest = hashlib.blake2b(np.ascontiguousarray(observations, np.float32).tobytes(), digest_size=8).digest()
+        self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
+
     def analyse(self, observation, action_mask, state: core.State, seat: int, moves=()) -> list:
         """One game's search laid open (the API's hint with search): the moves it weighs
         (its usual candidates and ``moves``), each as ``{"id", "probability" (the
@@ -160,8 +163,7 @@ class SearchAgent:
         obs = np.asarray(observation, np.float32).reshape(1, -1)
         mask = np.asarray(action_mask, bool).reshape(1, -1)
         probs = self.policy.probabilities(obs, mask).reshape(1, -1)
-        digest = hashlib.blake2b(np.ascontiguousarray(obs).tobytes(), digest_size=8).digest()
-        self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
+        self._seed_worlds(obs)
         cand, legal = self._candidates(probs, mask)
         extra = [int(a) for a in moves if mask[0, int(a)] and int(a) not in cand[0, legal[0]]]
         ids = np.array(list(cand[0, legal[0]]) + extra, np.int64)[None]
