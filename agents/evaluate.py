@@ -34,15 +34,37 @@ from ginenv.rules import PRESETS, Rules
 
 
 def play(
-    agent_a, agent_b, n: int, rules: Rules, seed: int = 0, mode: str = "match", progress=None, max_steps: int = 200_000
+    agent_a,
+    agent_b,
+    n: int,
+    rules: Rules,
+    seed: int = 0,
+    mode: str = "match",
+    progress=None,
+    max_steps: int = 200_000,
+    first: int = 0,
 ) -> dict:
     """Play n games (matches or hands) of agent_a against agent_b and count everything.
 
     Game i seats agent_a as player ``i % 2`` and deals first from player ``(i // 2) % 2``.
-    Each agent acts on the observations of its seat (``act(obs, mask)``).
+    Each agent acts on the observations of its seat (``act(obs, mask)``). ``first``: play
+    games ``first`` .. ``first + n - 1`` of the seed's games (a slice: with pure agents,
+    slices add up to the whole, see ``merge``).
     """
-    state = core.init(n, rules, seed, mode=mode, dealers=((np.arange(n) // 2) % 2).astype(np.int8))
-    a_seat = (np.arange(n) % 2).astype(np.int8)
+    counts = tally(agent_a, agent_b, n, rules, seed, mode, progress, max_steps, first)
+    return report(counts, getattr(agent_a, "name", str(agent_a)), getattr(agent_b, "name", str(agent_b)))
+
+
+def tally(
+    agent_a, agent_b, n: int, rules: Rules, seed=0, mode="match", progress=None, max_steps=200_000, first: int = 0
+) -> dict:
+    """``play``'s counts (integers and integer arrays, which add up over slices)."""
+    g = first + np.arange(n)
+    seed = core.check_seed(seed)
+    seeds = core.game_seeds(seed & ((1 << 64) - 1), first + n)[first:]  # as core.init(first + n, ..., seed)
+    keys = core.game_keys(seed, first + n)[first:]
+    state = core.init(n, rules, mode=mode, dealers=((g // 2) % 2).astype(np.int8), game_seeds_=seeds, game_keys_=keys)
+    a_seat = (g % 2).astype(np.int8)
     rows = np.arange(n)
     kinds = np.zeros((len(core.HAND_KIND_NAMES),), np.int64)
     # By who ended the hand (0: a, 1: b, 2: nobody) and how: hands, a's net points, draws.
@@ -92,14 +114,44 @@ def play(
         pa = state.final_scores[rows, a_seat]  # in hand mode: that hand's points
         pb = state.final_scores[rows, 1 - a_seat]
         wins_a, wins_b = int((pa > 0).sum()), int((pb > 0).sum())
+    return {
+        "mode": mode,
+        "games": n,
+        "wins_a": wins_a,
+        "wins_b": wins_b,
+        "hands": hands,
+        "hands_won_a": hands_won_a,
+        "hands_won_b": hands_won_b,
+        "points_a": points_a,
+        "points_b": points_b,
+        "turns": turns,
+        "kinds": kinds,
+        "by_ender": by_ender,
+    }
+
+
+def merge(tallies: list) -> dict:
+    """The counts of several slices' ``tally`` as one (they add up)."""
+    out = dict(tallies[0])
+    for t in tallies[1:]:
+        for k, v in t.items():
+            if k != "mode":
+                out[k] = out[k] + v
+    return out
+
+
+def report(t: dict, name_a: str, name_b: str) -> dict:
+    """``play``'s report from a ``tally`` of the agents named ``name_a`` and ``name_b``."""
+    n, hands, by_ender = t["games"], t["hands"], t["by_ender"]
+    wins_a, wins_b = t["wins_a"], t["wins_b"]
     draws = n - wins_a - wins_b
     score = wins_a + 0.5 * draws
     lo, hi = wilson(score, n)
-    named = dict(zip(core.HAND_KIND_NAMES, kinds.tolist()))
+    named = dict(zip(core.HAND_KIND_NAMES, t["kinds"].tolist()))
     return {
-        "a": getattr(agent_a, "name", str(agent_a)),
-        "b": getattr(agent_b, "name", str(agent_b)),
-        "mode": mode,
+        "a": name_a,
+        "b": name_b,
+        "mode": t["mode"],
         "games": n,
         "wins_a": wins_a,
         "wins_b": wins_b,
@@ -107,21 +159,21 @@ def play(
         "win_rate_a": score / n,
         "win_rate_a_ci95": [lo, hi],
         "hands": hands,
-        "hands_won_a": hands_won_a,
-        "hands_won_b": hands_won_b,
-        "points_per_hand_a": points_a / max(hands, 1),
-        "points_per_hand_b": points_b / max(hands, 1),
+        "hands_won_a": t["hands_won_a"],
+        "hands_won_b": t["hands_won_b"],
+        "points_per_hand_a": t["points_a"] / max(hands, 1),
+        "points_per_hand_b": t["points_b"] / max(hands, 1),
         "gin_rate": (named["gin"] + named["big_gin"]) / max(hands, 1),
         "knock_rate": (named["knock"] + named["tie"]) / max(hands, 1),
         "undercut_rate": named["undercut"] / max(hands, 1),
         "dead_rate": (named["dead"] + named["truncated"]) / max(hands, 1),
-        "mean_hand_length": turns / max(hands, 1),
+        "mean_hand_length": t["turns"] / max(hands, 1),
         "hand_kinds": named,
         "hand_ends": hand_ends(by_ender[..., 0], core.HAND_KIND_NAMES),
         "hands_by_ender": {
-            f"{who}/{kind}": {"hands": int(c), "net_points_a": int(pts), "draws": int(t)}
+            f"{who}/{kind}": {"hands": int(c), "net_points_a": int(pts), "draws": int(d)}
             for who, row in zip(("a", "b", "-"), by_ender)
-            for kind, (c, pts, t) in zip(core.HAND_KIND_NAMES, row)
+            for kind, (c, pts, d) in zip(core.HAND_KIND_NAMES, row)
             if c
         },
     }
@@ -221,6 +273,13 @@ def main(argv=None) -> int:
     )
     p.add_argument("--json", default=None, help="write the results as JSON to this file")
     p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="split each pair's games over this many processes (one torch thread each); the figures are "
+        "those of one process wherever the agents are pure (baselines but random, checkpoints, search by worlds)",
+    )
+    p.add_argument(
         "--engine",
         default="ginenv",
         choices=["ginenv", "openspiel"],
@@ -245,7 +304,11 @@ def main(argv=None) -> int:
     warm_up(rules)  # the engine's first compile is not counted in the matches/s
     for i, j in combinations(range(len(agents)), 2) if args.round_robin else [(0, 1)]:
         t = time.time()
-        r = play(agents[i], agents[j], n, rules, args.seed, mode, _progress_bar(f"{names[i]} vs {names[j]}"))
+        bar = _progress_bar(f"{names[i]} vs {names[j]}")
+        if args.workers > 1:
+            r = _play_split((names[i], names[j]), (args.seed + i, args.seed + j), n, args, mode, bar)
+        else:
+            r = play(agents[i], agents[j], n, rules, args.seed, mode, bar)
         r["a"], r["b"], r["seconds"] = names[i], names[j], time.time() - t
         results[(i, j)] = (r["wins_a"], r["wins_b"], r["draws"])
         reports.append(r)
@@ -278,6 +341,34 @@ def warm_up(rules) -> None:
 
 
 MAX_GAMES = 10_000_000  # matches or hands in one call (the batch holds them all at once)
+MAX_WORKERS = 64
+
+
+def _play_split(specs, seeds, n: int, args, mode: str, progress) -> dict:
+    """``play`` of two agent specs with the games cut into ``args.workers`` slices, one
+    process each (spawned: each loads its own agents and uses one torch thread)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    cuts = np.linspace(0, n, args.workers + 1).astype(int)
+    jobs = [(specs, seeds, int(b - a), int(a), args.rules, args.seed, mode) for a, b in zip(cuts, cuts[1:]) if b > a]
+    done, parts = 0, []
+    with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {pool.submit(_slice, job): job[2] for job in jobs}
+        for f in as_completed(futures):
+            parts.append(f.result())
+            done += futures[f]
+            progress(done, n)
+    return report(merge(parts), *specs)
+
+
+def _slice(job) -> dict:
+    """One worker's slice of ``_play_split``."""
+    specs, seeds, n, first, rules, seed, mode = job
+    agents = [make_agent(s, seed=x) for s, x in zip(specs, seeds)]
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    return tally(agents[0], agents[1], n, Rules.preset(rules), seed, mode, first=first)
 
 
 def _checked_args(p, args, argv) -> int:
@@ -301,6 +392,12 @@ def _checked_args(p, args, argv) -> int:
         p.error(f"{flag} must be from 1 to {MAX_GAMES:,}, got {n}")
     if args.seed < 0 or args.seed >= 1 << 63:
         p.error(f"--seed must be a non-negative integer below 2**63, got {args.seed}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        p.error(f"--workers must be from 1 to {MAX_WORKERS} (processes to split the games over), got {args.workers}")
+    if args.workers > 1 and (args.engine == "openspiel" or args.teams or len(args.agents) == 3):
+        p.error(
+            "--workers splits two-agent evaluations in this engine (not --engine openspiel, three players or --teams)"
+        )
     if args.teams and len(args.agents) != 4:
         p.error(f"--teams takes four agents (A B against C D), got {len(args.agents)}")
     table = args.teams or (len(args.agents) == 3 and not args.round_robin)

@@ -7,7 +7,7 @@ import pytest
 from test_env import reshuffle_hidden
 
 from agents import BASELINES, make_agent
-from agents.evaluate import main, play
+from agents.evaluate import main, merge, play, report, tally
 from agents.stats import bradley_terry, wilson
 from ginenv import VectorEnv, core
 from ginenv import actions as A
@@ -269,6 +269,35 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
         (["random", str(tmp_path / "missing")], "no checkpoint at"),
         (["random", "knock_early", "--matches", "0"], "--matches must be from 1 to"),
         (["random", "knock_early", "--rules", "vegas"], "valid presets"),
+    ):
+        with pytest.raises(SystemExit):
+            main(bad)
+        assert message in capsys.readouterr().err
+
+
+def test_evaluator_slices_add_up_to_the_whole_and_workers_give_its_figures(tmp_path, capsys):
+    rules = Rules.preset("standard", target=50)
+    a, b = make_agent("knock_early"), make_agent("camper")
+    whole = play(a, b, 30, rules, seed=9)
+    parts = [tally(a, b, k, rules, seed=9, first=f) for f, k in ((0, 7), (7, 23))]
+    assert report(merge(parts), whole["a"], whole["b"]) == whole
+    # A slice of one game is that game of the whole: its seat, first dealer and deal.
+    seventh = play(a, b, 1, rules, seed=9, first=7)
+    assert seventh != play(a, b, 1, rules, seed=9)
+    assert seventh == report(merge([tally(a, b, 1, rules, seed=9, first=7)]), whole["a"], whole["b"])
+    # The command line: the same figures from two processes as from one (a trained policy).
+    runs = {}
+    for workers in (1, 2):
+        out = tmp_path / f"{workers}.json"
+        args = ["shipped", "knock_early", "--matches", "9", "--seed", "5", "--json", str(out)]
+        assert main([*args, "--workers", str(workers)]) == 0
+        runs[workers] = json.loads(out.read_text())["results"][0]
+        runs[workers].pop("seconds")
+    assert runs[1] == runs[2] and runs[1]["games"] == 9
+    capsys.readouterr()
+    for bad, message in (
+        (["knock_early", "random", "--workers", "0"], "--workers must be from 1 to 64"),
+        (["knock_early", "random", "--workers", "2", "--engine", "openspiel"], "--workers splits two-agent"),
     ):
         with pytest.raises(SystemExit):
             main(bad)
