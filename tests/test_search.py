@@ -80,9 +80,10 @@ def test_hidden_cards_never_change_the_choice(policy):
     o1, o2 = observe(s, s.current), observe(other, other.current)
     assert np.array_equal(o1, o2)
     m = core.legal_action_mask(s)
-    a1 = SearchAgent(policy, worlds=6, seed=3).act(o1, m, state=s, seats=s.current)
-    a2 = SearchAgent(policy, worlds=6, seed=3).act(o2, m, state=other, seats=other.current)
-    assert np.array_equal(a1, a2)
+    for lean in (1, 3):
+        a1 = SearchAgent(policy, worlds=6, seed=3, lean=lean).act(o1, m, state=s, seats=s.current)
+        a2 = SearchAgent(policy, worlds=6, seed=3, lean=lean).act(o2, m, state=other, seats=other.current)
+        assert np.array_equal(a1, a2)
     assert m[np.arange(len(a1)), a1].all()
 
 
@@ -109,9 +110,22 @@ def test_the_spec_and_its_errors(policy):
         "a",
         {"worlds": 8, "rollouts": "patient", "opponent": "marjj", "value": "match"},
     )
+    assert parse_search("a+search=64:patient:lean=3") == ("a", {"worlds": 64, "rollouts": "patient", "lean": 3})
+    assert parse_search("a+search=8:vs=marjj:lean=2:match") == (
+        "a",
+        {"worlds": 8, "opponent": "marjj", "lean": 2, "value": "match"},
+    )
     assert parse_search("checkpoints/champion") is None
     bad_specs = ("x+search=0", "x+search=abc", "x+search=1000", "x+search=0s", "x+search=5:lazy", "x+search=1.5")
-    for bad in (*bad_specs, "x+search=8:match:patient", "x+search=8:match:match", "x+search=8:vs=random"):
+    for bad in (
+        *bad_specs,
+        "x+search=8:match:patient",
+        "x+search=8:match:match",
+        "x+search=8:vs=random",
+        "x+search=8:lean=0",
+        "x+search=8:lean=65",
+        "x+search=8:match:lean=2",
+    ):
         with pytest.raises(ValueError, match=r"\+search=W needs W"):
             parse_search(bad)
     agent = make_agent(f"{SHIPPED}+search=4", seed=2**127 + 5)  # a game's 128-bit seed, as the terminal gives
@@ -126,6 +140,9 @@ def test_the_spec_and_its_errors(policy):
         SearchAgent(policy, value="hands")
     assert make_agent("shipped+search=8:patient:match").name.endswith("+search=8:patient:match")
     assert make_agent("shipped+search=8:vs=camper").name.endswith("+search=8:vs=camper")
+    assert make_agent("shipped+search=8:patient:lean=3").name.endswith("+search=8:patient:lean=3")
+    with pytest.raises(ValueError, match="lean must be an integer from 1 to 64"):
+        SearchAgent(policy, lean=0)
     with pytest.raises(ValueError, match="opponent must be one of knock_early, gin_hunter, patient, camper, marjj"):
         SearchAgent(policy, opponent="random")
     timed = make_agent("shipped+search=0.2s:patient")

@@ -59,12 +59,13 @@ def test_resample_hidden_depends_only_on_what_the_viewer_has_seen(viewer):
         other._game_key = other._game_key ^ np.uint64(678)
         other._deck[:, :5] = other._deck[:, 4::-1]  # the dealt part of the deck recorded the deal
         assert (other._hands != state._hands).any()
-        a = resample_hidden(state, viewer, np.random.default_rng(99))
-        b = resample_hidden(other, viewer, np.random.default_rng(99))
-        fa, fb = _fields(a), _fields(b)
-        assert {"_game_seed", "_game_key", "_deck", "_hands"} <= set(fa)  # every field, hidden ones included
-        for name in fa:
-            assert np.array_equal(fa[name], fb[name]), name
+        for lean in (1, 3):  # the least-deadwood choice of lean deals reads only the deals
+            a = resample_hidden(state, viewer, np.random.default_rng(99), lean=lean)
+            b = resample_hidden(other, viewer, np.random.default_rng(99), lean=lean)
+            fa, fb = _fields(a), _fields(b)
+            assert {"_game_seed", "_game_key", "_deck", "_hands"} <= set(fa)  # every field, hidden ones included
+            for name in fa:
+                assert np.array_equal(fa[name], fb[name]), name
 
 
 def test_resample_hidden_deals_the_unseen_cards_uniformly():
@@ -140,3 +141,32 @@ def test_resample_hidden_with_weights_is_forced_and_checked():
     for bad in (np.full((8, 51), 1.0), np.full((8, 52), -1.0), np.full((8, 52), np.nan)):
         with pytest.raises(ValueError, match="weights"):
             resample_hidden(state, viewer, np.random.default_rng(1), bad)
+
+
+def test_resample_hidden_lean_keeps_the_deal_of_least_opponent_deadwood():
+    from ginenv import melds
+    from ginenv.observation import observe
+
+    n = 3000
+    state = scripted(ND, DE, "Qc", "Ah").select(np.zeros(n, np.int64))
+    viewer = 1 - state.dealer.astype(np.int64)
+    rows = np.arange(n)
+    r = resample_hidden(state, viewer, np.random.default_rng(3), lean=3)
+    check_invariants(r)
+    assert (observe(r, viewer) == observe(state, viewer)).all()
+    hands = r._hands[rows, r.dealer]
+    dw = r._deadwood[rows, r.dealer]
+    assert (dw == melds.deadwood(hands)).all()
+    # The slow reference: three plain deals each, the least of their opponents' deadwood.
+    plain = [resample_hidden(state, viewer, np.random.default_rng(10 + i)) for i in range(3)]
+    ref = np.min([melds.deadwood(p._hands[rows, p.dealer]) for p in plain], 0)
+    assert abs(dw.mean() - ref.mean()) < 1.5  # about 3.5 standard errors
+    assert np.abs(np.percentile(dw, [10, 25, 50, 75, 90]) - np.percentile(ref, [10, 25, 50, 75, 90])).max() <= 2
+    one = melds.deadwood(plain[0]._hands[rows, plain[0].dealer])
+    assert dw.mean() < one.mean() - 5  # it leans: a plain deal holds far more deadwood
+    # Each deal still gives the opponent unseen cards only, the stock the rest.
+    unseen = ~(state._hands[0, viewer[0]] | state.pile_mask[0])
+    assert not hands[:, ~unseen].any() and (hands.sum(1) == 10).all()
+    for bad in (0, 65, 2.0, True):
+        with pytest.raises(ValueError, match="lean must be an integer from 1 to 64"):
+            resample_hidden(state, viewer, np.random.default_rng(1), lean=bad)

@@ -21,6 +21,12 @@ found best). The agent spec ``<checkpoint>+search`` (16 worlds), ``+search=W`` (
 worlds), ``+search=0.5s`` (anytime, half a second a move, up to 512 worlds) and
 ``:patient`` after either (``+search=64:patient``) build one (``make_agent``).
 
+Worlds that lean (``lean``, ``:lean=M`` in the spec, after ``:vs=``): each world is the
+best of M deals for the opponent's hand, the one where it holds the least deadwood
+(``resample_hidden``'s ``lean``): hands drawn card by card from the belief meld less than
+the hands players keep, so without it the opponent looks weaker than it is and knocks
+look safer than they are.
+
 The opponent's moves in the rollouts (``opponent``): the policy's, or a baseline's
 (``:vs=marjj`` after the rollouts in the spec: ``+search=64:patient:vs=marjj``), a model
 of the player across the table.
@@ -51,7 +57,7 @@ from ginenv import actions as A
 from ginenv import core
 from ginenv.baselines import BASELINES, make_baseline
 from ginenv.observation import observe
-from ginenv.worlds import resample_hidden
+from ginenv.worlds import MAX_LEAN, resample_hidden
 
 MAX_MOVES = 400  # per rollout: far beyond any hand (a hand has at most ~70 moves)
 MIN_PRIOR = 0.02  # a candidate the policy gives less is not searched
@@ -75,7 +81,7 @@ HAND_POINTS = (
 #: The "expert" level's budget (the agent spec ``expert``, the page's and the terminal's
 #: level): within 0.5 s median and 3 s at the 99th percentile a move on one core
 #: (docs/training.md, "Search at decision time").
-EXPERT_BUDGET = "64:patient"
+EXPERT_BUDGET = "64:patient:lean=3"
 
 
 class SearchAgent:
@@ -94,6 +100,7 @@ class SearchAgent:
         knocks: bool = True,
         value: str = "points",
         opponent: str | None = None,
+        lean: int = 1,
     ):
         for name, v, most in (("worlds", worlds, MAX_WORLDS), ("candidates", candidates, 256), ("chunk", chunk, 512)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
@@ -110,7 +117,9 @@ class SearchAgent:
             raise ValueError(
                 f"search opponent must be one of {', '.join(ROLLOUT_OPPONENTS)} (or none: the policy), got {opponent!r}"
             )
-        self.value, self.opponent = value, opponent
+        if isinstance(lean, bool) or not isinstance(lean, (int, np.integer)) or not 1 <= lean <= MAX_LEAN:
+            raise ValueError(f"search lean must be an integer from 1 to {MAX_LEAN}, got {lean!r}")
+        self.value, self.opponent, self.lean = value, opponent, int(lean)
         self._opponent = make_baseline(opponent) if opponent else None
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
         self.seconds, self.chunk, self.rollouts, self.knocks = seconds, int(chunk), rollouts, bool(knocks)
@@ -120,6 +129,7 @@ class SearchAgent:
             f"{policy.name}+search={budget}"
             + (":patient" if rollouts == "patient" else "")
             + (f":vs={opponent}" if opponent else "")
+            + (f":lean={self.lean}" if self.lean > 1 else "")
             + (":match" if value == "match" else "")
         )
         self.pure = seconds is None  # a time budget depends on the machine's speed
@@ -236,7 +246,7 @@ class SearchAgent:
         if belief is not None:
             p = np.clip(belief, 1e-3, 1 - 1e-3)
             weights = (p / (1 - p))[per_world]
-        worlds = resample_hidden(state.select(per_world), seats[per_world], self.rng, weights)
+        worlds = resample_hidden(state.select(per_world), seats[per_world], self.rng, weights, self.lean)
         s = worlds.select(np.repeat(np.arange(g * w), k))
         first = np.tile(cand, (1, w)).reshape(-1)  # row (game, world, candidate)
         seat = np.repeat(seats, w * k).astype(np.int64)
@@ -349,7 +359,8 @@ def match_equity(target: int) -> np.ndarray:
 
 _BUDGET = re.compile(
     r"^(?:(?P<worlds>\d+)|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)"
-    r"(?::(?P<rollouts>patient|greedy))?(?::vs=(?P<opponent>[a-z_]+))?(?::(?P<value>match|points))?$"
+    r"(?::(?P<rollouts>patient|greedy))?(?::vs=(?P<opponent>[a-z_]+))?(?::lean=(?P<lean>\d+))?"
+    r"(?::(?P<value>match|points))?$"
 )
 
 
@@ -373,17 +384,21 @@ def parse_search(spec: str):
         or (worlds is not None and not 1 <= worlds <= MAX_WORLDS)
         or (seconds is not None and not 0 < seconds <= 600)
         or (m["opponent"] and m["opponent"] not in ROLLOUT_OPPONENTS)
+        or (m["lean"] and not 1 <= int(m["lean"]) <= MAX_LEAN)
     ):
         raise ValueError(
             f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to {MAX_WORLDS}, or a time "
             "such as 0.5s (above 0, at most 600), optionally followed by :patient, then :vs=NAME (the opponent "
-            f"in the rollouts: {', '.join(ROLLOUT_OPPONENTS)}), then :match"
+            f"in the rollouts: {', '.join(ROLLOUT_OPPONENTS)}), then :lean=M (the best of M deals for the "
+            f"opponent's hand, 1 to {MAX_LEAN}), then :match"
         )
     options = {"worlds": worlds} if worlds is not None else {"worlds": MAX_WORLDS, "seconds": seconds}
     if m["rollouts"]:
         options["rollouts"] = m["rollouts"]
     if m["opponent"]:
         options["opponent"] = m["opponent"]
+    if m["lean"]:
+        options["lean"] = int(m["lean"])
     if m["value"]:
         options["value"] = m["value"]
     return path, options
