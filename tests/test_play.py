@@ -1009,7 +1009,7 @@ def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, 
     from agents.training.search import EXPERT_BUDGET, SearchAgent
 
     expert = make_agent("expert")
-    assert isinstance(expert, SearchAgent) and expert.name.endswith(f"+search={EXPERT_BUDGET.split(':')[0]}:patient")
+    assert isinstance(expert, SearchAgent) and expert.name.endswith(f"+search={EXPERT_BUDGET}")
     url, app = server
     with httpx.Client(base_url=url, timeout=60) as client:
         r = client.post("/api/games", json={"opponent": "expert", "seed": 3, "mode": "hand"})
