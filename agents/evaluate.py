@@ -59,12 +59,9 @@ def tally(
     agent_a, agent_b, n: int, rules: Rules, seed=0, mode="match", progress=None, max_steps=200_000, first: int = 0
 ) -> dict:
     """``play``'s counts (integers and integer arrays, which add up over slices)."""
-    g = first + np.arange(n)
-    seed = core.check_seed(seed)
-    seeds = core.game_seeds(seed & ((1 << 64) - 1), first + n)[first:]  # as core.init(first + n, ..., seed)
-    keys = core.game_keys(seed, first + n)[first:]
-    state = core.init(n, rules, mode=mode, dealers=((g // 2) % 2).astype(np.int8), game_seeds_=seeds, game_keys_=keys)
-    a_seat = (g % 2).astype(np.int8)
+    g = np.arange(first + n)  # the seed's games up to the slice's end, then the slice kept
+    state = core.init(first + n, rules, seed, mode=mode, dealers=((g // 2) % 2).astype(np.int8)).select(g[first:])
+    a_seat = (g[first:] % 2).astype(np.int8)
     rows = np.arange(n)
     kinds = np.zeros((len(core.HAND_KIND_NAMES),), np.int64)
     # By who ended the hand (0: a, 1: b, 2: nobody) and how: hands, a's net points, draws.
