@@ -339,23 +339,34 @@ def warm_up(rules) -> None:
 
 MAX_GAMES = 10_000_000  # matches or hands in one call (the batch holds them all at once)
 MAX_WORKERS = 64
+SLICE_GAMES = 100  # games a worker plays at a time (a stopped run has reported its finished slices)
 
 
 def _play_split(specs, seeds, n: int, args, mode: str, progress) -> dict:
-    """``play`` of two agent specs with the games cut into ``args.workers`` slices, one
-    process each (spawned: each loads its own agents and uses one torch thread)."""
+    """``play`` of two agent specs with the games cut into slices of at most
+    ``SLICE_GAMES``, shared by ``args.workers`` processes (spawned: each loads its own
+    agents and uses one torch thread). Off a terminal a line per finished slice gives
+    the games so far and their win rate, so a long run that is stopped still tells."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    cuts = np.linspace(0, n, args.workers + 1).astype(int)
-    jobs = [(specs, seeds, int(b - a), int(a), args.rules, args.seed, mode) for a, b in zip(cuts, cuts[1:]) if b > a]
+    size = max(1, min(SLICE_GAMES, -(-n // args.workers)))
+    cuts = [*range(0, n, size), n]
+    jobs = [(specs, seeds, b - a, a, args.rules, args.seed, mode) for a, b in zip(cuts, cuts[1:])]
     done, parts = 0, []
-    with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(min(args.workers, len(jobs)), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(_slice, job): job[2] for job in jobs}
         for f in as_completed(futures):
             parts.append(f.result())
             done += futures[f]
-            progress(done, n)
+            if progress:
+                progress(done, n)
+            if not sys.stderr.isatty() and done < n:
+                r = report(merge(parts), *specs)
+                print(
+                    f"{specs[0]} vs {specs[1]}: {done}/{n} games, win rate {r['win_rate_a']:.3f} so far",
+                    file=sys.stderr,
+                )
     return report(merge(parts), *specs)
 
 

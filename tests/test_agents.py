@@ -1,12 +1,13 @@
 """Baselines and the evaluator."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 from test_env import reshuffle_hidden
 
-from agents import BASELINES, make_agent
+from agents import BASELINES, evaluate, make_agent
 from agents.evaluate import main, merge, play, report, tally
 from agents.stats import bradley_terry, wilson
 from ginenv import VectorEnv, core
@@ -275,7 +276,7 @@ def test_cli_writes_json_and_refuses_bad_input(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
-def test_evaluator_slices_add_up_to_the_whole_and_workers_give_its_figures(tmp_path, capsys):
+def test_evaluator_slices_add_up_to_the_whole_and_workers_give_its_figures(tmp_path, capsys, monkeypatch):
     rules = Rules.preset("standard", target=50)
     a, b = make_agent("knock_early"), make_agent("camper")
     whole = play(a, b, 30, rules, seed=9)
@@ -286,15 +287,21 @@ def test_evaluator_slices_add_up_to_the_whole_and_workers_give_its_figures(tmp_p
     assert seventh != play(a, b, 1, rules, seed=9)
     assert seventh == report(merge([tally(a, b, 1, rules, seed=9, first=7)]), whole["a"], whole["b"])
     # The command line: the same figures from two processes as from one (a trained policy).
+    # Slices of at most 4 games shared by two workers: 4 + 4 + 1, a line for each finished
+    # slice but the last (stderr is not a terminal here), the same figures again.
     runs = {}
-    for workers in (1, 2):
-        out = tmp_path / f"{workers}.json"
+    for workers, slice_games in ((1, 100), (2, 100), (2, 4)):
+        monkeypatch.setattr(evaluate, "SLICE_GAMES", slice_games)
+        out = tmp_path / f"{workers}-{slice_games}.json"
         args = ["shipped", "knock_early", "--matches", "9", "--seed", "5", "--json", str(out)]
+        capsys.readouterr()
         assert main([*args, "--workers", str(workers)]) == 0
-        runs[workers] = json.loads(out.read_text())["results"][0]
-        runs[workers].pop("seconds")
-    assert runs[1] == runs[2] and runs[1]["games"] == 9
-    capsys.readouterr()
+        runs[workers, slice_games] = json.loads(out.read_text())["results"][0]
+        runs[workers, slice_games].pop("seconds")
+        so_far = [line for line in capsys.readouterr().err.splitlines() if "so far" in line]
+        assert len(so_far) == {(1, 100): 0, (2, 100): 1, (2, 4): 2}[workers, slice_games]
+    assert runs[1, 100] == runs[2, 100] == runs[2, 4] and runs[1, 100]["games"] == 9
+    assert re.fullmatch(r"shipped vs knock_early: [4-8]/9 games, win rate [01]\.\d{3} so far", so_far[-1])
     for bad, message in (
         (["knock_early", "random", "--workers", "0"], "--workers must be from 1 to 64"),
         (["knock_early", "random", "--workers", "2", "--engine", "openspiel"], "--workers splits two-agent"),
