@@ -4,8 +4,10 @@ of the bot), for the plain policy and for ``+search=W``.
 Positions come from games of the shipped bot against itself (every decision of the
 first ``--games`` games, seeded); each is timed alone (batch 1), the plain policy and
 the searching one on the same positions, interleaved. Prints the median, the 90th and 99th
-percentiles and the most per move, and how many of the searched moves differ from the policy's.
-Run: ``python bench/bench_search.py [--search 16 | --search 0.5s | --search 64:patient] [--games 4]``.
+percentiles and the most per move, how many of the searched moves differ from the policy's, and
+the worlds a searched move dealt (a deepening budget ``W-M`` deals from W to M).
+Run: ``python bench/bench_search.py [--search 16 | --search 0.5s | --search 64:patient | --search 64-512]
+[--games 4]``.
 """
 
 from __future__ import annotations
@@ -47,14 +49,17 @@ def main(argv=None) -> int:
     policy = load_policy(SHIPPED)
     parsed = parse_search(f"shipped+search={args.search}")
     search = SearchAgent(policy, seed=args.seed, **parsed[1])
-    plain_s, search_s, differ = [], [], 0
+    plain_s, search_s, differ, worlds = [], [], 0, []
     for s in positions(policy, args.games, args.seed):
         obs, mask = observe(s, s.current), core.legal_action_mask(s)
         t0 = time.perf_counter()
         a = policy.act(obs, mask)
         t1 = time.perf_counter()
+        search.last_worlds = 0
         b = search.act(obs, mask, state=s, seats=s.current)
         t2 = time.perf_counter()
+        if search.last_worlds:
+            worlds.append(search.last_worlds)
         plain_s.append(t1 - t0)
         search_s.append(t2 - t1)
         differ += int(a[0] != b[0])
@@ -70,6 +75,10 @@ def main(argv=None) -> int:
     print(line("policy", plain_s))
     print(line(f"+search={args.search}", search_s))
     print(f"search moves that differ from the policy's: {differ} of {len(search_s)}")
+    if worlds:
+        counts = ", ".join(f"{w}: {worlds.count(w)}" for w in sorted(set(worlds)))
+        mean = statistics.mean(worlds)
+        print(f"searched moves: {len(worlds)}, worlds dealt a searched move: mean {mean:.1f} ({counts})")
     return 0
 
 

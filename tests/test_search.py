@@ -9,7 +9,14 @@ torch = pytest.importorskip("torch")
 
 from agents import SHIPPED, load_policy, make_agent  # noqa: E402
 from agents.evaluate import play  # noqa: E402
-from agents.training.search import HAND_POINTS, SearchAgent, match_equity, parse_search, rollout  # noqa: E402
+from agents.training.search import (  # noqa: E402
+    HAND_POINTS,
+    SearchAgent,
+    _paired,
+    match_equity,
+    parse_search,
+    rollout,
+)
 from ginenv import core  # noqa: E402
 from ginenv.observation import observe  # noqa: E402
 from ginenv.rules import Rules  # noqa: E402
@@ -80,9 +87,9 @@ def test_hidden_cards_never_change_the_choice(policy):
     o1, o2 = observe(s, s.current), observe(other, other.current)
     assert np.array_equal(o1, o2)
     m = core.legal_action_mask(s)
-    for lean in (1, 3):
-        a1 = SearchAgent(policy, worlds=6, seed=3, lean=lean).act(o1, m, state=s, seats=s.current)
-        a2 = SearchAgent(policy, worlds=6, seed=3, lean=lean).act(o2, m, state=other, seats=other.current)
+    for options in ({"lean": 1}, {"lean": 3}, {"most": 24}):  # deepening deals from the worlds alone too
+        a1 = SearchAgent(policy, worlds=6, seed=3, **options).act(o1, m, state=s, seats=s.current)
+        a2 = SearchAgent(policy, worlds=6, seed=3, **options).act(o2, m, state=other, seats=other.current)
         assert np.array_equal(a1, a2)
     assert m[np.arange(len(a1)), a1].all()
 
@@ -115,6 +122,10 @@ def test_the_spec_and_its_errors(policy):
         "a",
         {"worlds": 8, "opponent": "marjj", "lean": 2, "value": "match"},
     )
+    assert parse_search("a+search=64-512:patient:lean=3") == (
+        "a",
+        {"worlds": 64, "most": 512, "rollouts": "patient", "lean": 3},
+    )
     assert parse_search("checkpoints/champion") is None
     bad_specs = ("x+search=0", "x+search=abc", "x+search=1000", "x+search=0s", "x+search=5:lazy", "x+search=1.5")
     for bad in (
@@ -125,6 +136,10 @@ def test_the_spec_and_its_errors(policy):
         "x+search=8:lean=0",
         "x+search=8:lean=65",
         "x+search=8:match:lean=2",
+        "x+search=64-64",
+        "x+search=64-32",
+        "x+search=64-1024",
+        "x+search=0.5s-2s",
     ):
         with pytest.raises(ValueError, match=r"\+search=W needs W"):
             parse_search(bad)
@@ -141,6 +156,11 @@ def test_the_spec_and_its_errors(policy):
     assert make_agent("shipped+search=8:patient:match").name.endswith("+search=8:patient:match")
     assert make_agent("shipped+search=8:vs=camper").name.endswith("+search=8:vs=camper")
     assert make_agent("shipped+search=8:patient:lean=3").name.endswith("+search=8:patient:lean=3")
+    assert make_agent("shipped+search=64-512:patient:lean=3").name.endswith("+search=64-512:patient:lean=3")
+    with pytest.raises(ValueError, match=r"most \(the deepening budget's cap\) must be an integer from worlds \(8\)"):
+        SearchAgent(policy, worlds=8, most=4)
+    with pytest.raises(ValueError, match="a time budget .* or a deepening one"):
+        SearchAgent(policy, worlds=8, most=16, seconds=1.0)
     with pytest.raises(ValueError, match="lean must be an integer from 1 to 64"):
         SearchAgent(policy, lean=0)
     with pytest.raises(ValueError, match="opponent must be one of knock_early, gin_hunter, patient, camper, marjj"):
@@ -336,3 +356,57 @@ def test_rollouts_against_a_baseline_equal_one_game_at_a_time(policy, opponent):
     ]
     assert np.array_equal(got, np.array(want))
     assert not np.array_equal(got, rollout(policy, s.copy(), first, seat, patient=True))
+
+
+def test_deepening_deals_twice_the_worlds_again_only_while_a_candidate_is_unsure(policy):
+    """``most``: a game is dealt ``worlds`` worlds, then as many again while a candidate
+    gains over the policy's choice more than one standard error but not two, up to
+    ``most``. Rollout values stand in for a fixed table (each game's alternative gains the
+    k-th value of its row in its k-th world; the policy's choice 0); the worlds each game
+    is dealt and the choice are checked against a plain loop over the same rule, and the
+    hand-worked cases: game 0 sure at once, game 1 unsure at 4 worlds (mean 1, standard
+    error 0.91) and sure at 8 (1.25, 0.45), game 2 worse at once, game 3 unsure up to the
+    cap and kept on the policy's move."""
+    import statistics
+
+    gains = np.array(
+        [
+            [10, 12, 11, 9] + [0] * 12,
+            [2, 0, 3, -1, 2, 1, 2, 1] + [0] * 8,
+            [-5, -6, -4, -5] + [0] * 12,
+            [2, 0, 3, -1, 0, 1, -1, 2, 1, -2, 3, 0, -1, 1, 2, -2],
+        ],
+        float,
+    )
+    s = advanced(policy, 8, 5, moves=9).select([0, 1, 2, 3])
+    obs, mask = observe(s, s.current), core.legal_action_mask(s)
+    agent = SearchAgent(policy, worlds=4, most=16)
+    dealt = {}
+
+    def table(state, seats, observations, rows, cand, w):  # the rollouts' values, from the table
+        out = np.zeros((len(rows), w, cand.shape[1]))
+        for i, r in enumerate(rows):
+            start = dealt.get(int(r), 0)
+            out[i, :, 1] = gains[r, start : start + w]
+            dealt[int(r)] = start + w
+        return out
+
+    agent._values = table
+    cand = np.array([[a, b] for a, b in zip(policy.act(obs, mask), np.flatnonzero(mask[0])[:1].repeat(4))])
+    v = agent._search(s, s.current, obs, np.arange(4), cand)
+    assert v.shape == (4, 16, 2) and agent.last_worlds == 16
+    assert dealt == {0: 4, 1: 8, 2: 4, 3: 16}
+    gain, sure = _paired(v, np.ones((4, 2), bool))
+
+    def z(values):
+        return statistics.mean(values) / (statistics.stdev(values) / len(values) ** 0.5)
+
+    for g in range(4):  # the reference: the rule, one game at a time
+        w = 4
+        while w < 16 and 1 < z(list(gains[g, :w])) <= 2:
+            w *= 2
+        assert dealt[g] == w
+        assert np.isnan(v[g, w:]).all() and not np.isnan(v[g, :w]).any()
+        assert gain[g, 1] == pytest.approx(statistics.mean(gains[g, :w]))
+        assert sure[g, 1] == (z(list(gains[g, :w])) > 2)
+    assert sure[:, 1].tolist() == [True, True, False, False]

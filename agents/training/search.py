@@ -14,7 +14,11 @@ worlds). A game with one candidate is not searched.
 Budgets: ``worlds`` is the most worlds a move; with ``seconds`` the search is anytime, it
 deals them in chunks of ``chunk`` until the time is spent (at least one chunk), so a
 fast machine searches more (a time budget is then not a function of the position alone:
-use a worlds budget where games must replay). Rollouts (``rollouts``): ``greedy`` (the
+use a worlds budget where games must replay). A deepening budget (``most``, ``+search=W-M``
+in the spec) deals W worlds, then as many again, and again, up to M, to the games where a
+candidate gains over the policy's choice more than ``UNSURE`` (one) standard error but not
+yet ``Z``: more worlds where the choice is open, not where it is settled; a worlds budget
+still (the same worlds for the same observation). Rollouts (``rollouts``): ``greedy`` (the
 policy for both seats), or ``patient`` (the searching seat never knocks short of gin in
 its rollouts, the other seat plays the policy: the setting the strongest Monte Carlo bot
 found best). The agent spec ``<checkpoint>+search`` (16 worlds), ``+search=W`` (W
@@ -62,6 +66,9 @@ from ginenv.worlds import MAX_LEAN, resample_hidden
 MAX_MOVES = 400  # per rollout: far beyond any hand (a hand has at most ~70 moves)
 MIN_PRIOR = 0.02  # a candidate the policy gives less is not searched
 Z = 2.0  # the search overrides the policy only where the gain is this many standard errors
+#: A deepening budget (``W-M``) deals more worlds to a game while one of its candidates gains
+#: over the policy's choice more than this many standard errors but not yet ``Z``.
+UNSURE = 1.0
 MAX_WORLDS = 512  # the most worlds one move may deal
 ROLLOUTS = ("greedy", "patient")
 VALUES = ("points", "match")
@@ -101,10 +108,11 @@ class SearchAgent:
         value: str = "points",
         opponent: str | None = None,
         lean: int = 1,
+        most: int | None = None,
     ):
-        for name, v, most in (("worlds", worlds, MAX_WORLDS), ("candidates", candidates, 256), ("chunk", chunk, 512)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= most:
-                raise ValueError(f"search {name} must be an integer from 1 to {most}, got {v!r}")
+        for name, v, top in (("worlds", worlds, MAX_WORLDS), ("candidates", candidates, 256), ("chunk", chunk, 512)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= top:
+                raise ValueError(f"search {name} must be an integer from 1 to {top}, got {v!r}")
         if seconds is not None and (
             isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 600
         ):
@@ -119,12 +127,23 @@ class SearchAgent:
             )
         if isinstance(lean, bool) or not isinstance(lean, (int, np.integer)) or not 1 <= lean <= MAX_LEAN:
             raise ValueError(f"search lean must be an integer from 1 to {MAX_LEAN}, got {lean!r}")
+        if most is not None and (
+            isinstance(most, bool) or not isinstance(most, (int, np.integer)) or not worlds <= most <= MAX_WORLDS
+        ):
+            raise ValueError(
+                f"search most (the deepening budget's cap) must be an integer from worlds ({worlds}) "
+                f"to {MAX_WORLDS}, got {most!r}"
+            )
+        if most is not None and seconds is not None:
+            raise ValueError("search takes a time budget (seconds) or a deepening one (most), not both")
+        self.most = int(most) if most is not None else int(worlds)
         self.value, self.opponent, self.lean = value, opponent, int(lean)
         self._opponent = make_baseline(opponent) if opponent else None
         self.policy, self.worlds, self.candidates = policy, int(worlds), int(candidates)
         self.seconds, self.chunk, self.rollouts, self.knocks = seconds, int(chunk), rollouts, bool(knocks)
         self.seed = core.check_seed(seed, "SearchAgent's seed")
         budget = f"{seconds:g}s" if seconds is not None else str(self.worlds)
+        budget += f"-{self.most}" if self.most > self.worlds else ""
         self.name = (
             f"{policy.name}+search={budget}"
             + (":patient" if rollouts == "patient" else "")
@@ -181,13 +200,12 @@ class SearchAgent:
         v = self._search(state, seats, obs, np.arange(1), ids)[0]  # (W, K)
         gain, sure = _paired(v[None], np.ones(ids.shape, bool))
         pick = int(np.argmax(np.where(sure, gain, -np.inf), 1)[0])
-        n = v.shape[0]
-        se = v.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.full(ids.shape[1], np.inf)
+        mean, se = (x[0] for x in _mean_se(v[None]))
         out = [
             {
                 "id": int(a),
                 "probability": float(probs[0, a]),
-                "value": float(v[:, i].mean()),
+                "value": float(mean[i]),
                 "se": float(se[i]),
                 "gain": float(gain[0, i]),
                 "chosen": i == pick,
@@ -223,9 +241,13 @@ class SearchAgent:
 
     def _search(self, state, seats, observations, rows, cand) -> np.ndarray:
         """``(G, W, K)`` values over the worlds dealt: ``worlds`` at once, or chunks of
-        ``chunk`` while ``seconds`` last (at least one)."""
+        ``chunk`` while ``seconds`` last (at least one), or, deepening (``most``), twice
+        the worlds again for the games still unsure (``_unsure``) up to ``most``; a game
+        dealt fewer worlds than another has NaN in the rest."""
         if self.seconds is None:
             out = self._values(state, seats, observations, rows, cand, self.worlds)
+            if self.most > self.worlds:
+                out = self._deepen(out, state, seats, observations, rows, cand)
         else:
             start, parts, dealt = self.clock(), [], 0
             while dealt < self.worlds and (not parts or self.clock() - start < self.seconds):
@@ -233,7 +255,26 @@ class SearchAgent:
                 parts.append(self._values(state, seats, observations, rows, cand, n))
                 dealt += n
             out = np.concatenate(parts, 1)
-        self.last_worlds = out.shape[1]
+        self.last_worlds = int((~np.isnan(out[:, :, 0])).sum(1).max())
+        return out
+
+    def _deepen(self, first, state, seats, observations, rows, cand) -> np.ndarray:
+        """``first`` ``(G, W, K)`` grown to ``(G, most, K)``: while a game is unsure and
+        below ``most`` worlds, as many worlds again (the games still unsure all hold the
+        same number), the rest NaN."""
+        g, w, k = first.shape
+        out = np.full((g, self.most, k), np.nan)
+        out[:, :w] = first
+        active = np.arange(g)
+        while w < self.most:
+            active = active[_unsure(out[active, :w])]
+            if not active.size:
+                break
+            n = min(w, self.most - w)
+            out[active, w : w + n] = self._values(
+                state.select(active), seats[active], observations, rows[active], cand[active], n
+            )
+            w += n
         return out
 
     def _values(self, state: core.State, seats, observations, rows, cand, w: int) -> np.ndarray:
@@ -262,17 +303,32 @@ class SearchAgent:
         return value.reshape(g, w, k)
 
 
+def _mean_se(x: np.ndarray):
+    """The mean over axis 1 of ``x`` ``(G, W, K)`` and its standard error, NaN (worlds a
+    game was not dealt) left out; the error infinite where a game has one world."""
+    n = (~np.isnan(x)).sum(1)
+    mean = np.nansum(x, 1) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(np.nansum((x - mean[:, None]) ** 2, 1) / (n - 1) / n)
+    return mean, np.where(n > 1, se, np.inf)
+
+
 def _paired(v: np.ndarray, legal: np.ndarray):
     """Each candidate's mean gain over the policy's choice (column 0), paired over the
-    worlds of ``v`` ``(G, W, K)``, and whether it is sure: more than ``Z`` standard
-    errors (the policy's choice always is)."""
-    d = v - v[:, :, :1]
-    gain = d.mean(1)
-    n = v.shape[1]
-    se = d.std(1, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(gain, np.inf)
+    worlds of ``v`` ``(G, W, K)`` (NaN: a world not dealt), and whether it is sure: more
+    than ``Z`` standard errors (the policy's choice always is)."""
+    gain, se = _mean_se(v - v[:, :, :1])
     sure = (gain > Z * se) & legal
     sure[:, 0] = True
     return gain, sure
+
+
+def _unsure(v: np.ndarray) -> np.ndarray:
+    """``(G,)``: the games of ``v`` ``(G, W, K)`` with a candidate that gains over the
+    policy's choice more than ``UNSURE`` standard errors but not ``Z``: more worlds may make
+    it sure (a candidate that repeats the first gains exactly 0 and never is)."""
+    gain, se = _mean_se(v - v[:, :, :1])
+    return ((gain > UNSURE * se) & (gain <= Z * se)).any(1)
 
 
 def rollout(
@@ -358,7 +414,7 @@ def match_equity(target: int) -> np.ndarray:
 
 
 _BUDGET = re.compile(
-    r"^(?:(?P<worlds>\d+)|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)"
+    r"^(?:(?P<worlds>\d+)(?:-(?P<most>\d+))?|(?P<seconds>\d+(?:\.\d+)?|\.\d+)s)"
     r"(?::(?P<rollouts>patient|greedy))?(?::vs=(?P<opponent>[a-z_]+))?(?::lean=(?P<lean>\d+))?"
     r"(?::(?P<value>match|points))?$"
 )
@@ -366,7 +422,8 @@ _BUDGET = re.compile(
 
 def parse_search(spec: str):
     """``"<path>+search[=BUDGET][:patient][:match]"`` -> ``(path, options)`` for
-    ``SearchAgent`` (BUDGET: ``W`` worlds, or ``0.5s``: anytime, up to 512 worlds;
+    ``SearchAgent`` (BUDGET: ``W`` worlds, ``W-M``: W deepening up to M, or ``0.5s``:
+    anytime, up to 512 worlds;
     ``:patient`` its rollouts, ``:match`` its valuation); else ``None``."""
     path, sep, option = str(spec).rpartition("+")
     if not sep or not (option == "search" or option.startswith(("search=", "search:"))):
@@ -378,21 +435,26 @@ def parse_search(spec: str):
         text = "16" + text
     m = _BUDGET.match(text)
     worlds = int(m["worlds"]) if m and m["worlds"] else None
+    most = int(m["most"]) if m and m["most"] else None
     seconds = float(m["seconds"]) if m and m["seconds"] else None
     if (
         not m
         or (worlds is not None and not 1 <= worlds <= MAX_WORLDS)
+        or (most is not None and not worlds < most <= MAX_WORLDS)
         or (seconds is not None and not 0 < seconds <= 600)
         or (m["opponent"] and m["opponent"] not in ROLLOUT_OPPONENTS)
         or (m["lean"] and not 1 <= int(m["lean"]) <= MAX_LEAN)
     ):
         raise ValueError(
-            f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to {MAX_WORLDS}, or a time "
-            "such as 0.5s (above 0, at most 600), optionally followed by :patient, then :vs=NAME (the opponent "
+            f"agent spec {spec!r}: +search=W needs W, the worlds, an integer from 1 to {MAX_WORLDS} (or W-M: "
+            f"W worlds, deepening up to M, W < M <= {MAX_WORLDS}), or a time such as 0.5s (above 0, at most 600), "
+            "optionally followed by :patient, then :vs=NAME (the opponent "
             f"in the rollouts: {', '.join(ROLLOUT_OPPONENTS)}), then :lean=M (the best of M deals for the "
             f"opponent's hand, 1 to {MAX_LEAN}), then :match"
         )
     options = {"worlds": worlds} if worlds is not None else {"worlds": MAX_WORLDS, "seconds": seconds}
+    if most is not None:
+        options["most"] = most
     if m["rollouts"]:
         options["rollouts"] = m["rollouts"]
     if m["opponent"]:
