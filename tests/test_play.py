@@ -1055,7 +1055,44 @@ def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, 
     gid = page.evaluate("game.id")
     want = httpx.get(f"{page_url}/api/games/{gid}/hint", params={"search": "true"}, timeout=30).json()["hint"]
     shown = page.inner_text("#hint-box")
-    shown_values = [float(v) for v in re.findall(r"\(([+-]?\d+\.\d)\)", shown)]
-    assert len(shown_values) == len(want) and all(  # one decimal (JS rounds halves up, Python to even)
-        abs(v - h["value"]) <= 0.051 for v, h in zip(shown_values, want)
+    # The page's game is a match, which the expert values by the match: each move with the
+    # person's chance of winning it, in whole percent.
+    assert {h["unit"] for h in want} == {"match"} and all(0 <= h["value"] <= 1 for h in want), want
+    assert shown.startswith("Expert would (your chance to win the match, played out): "), shown
+    shown_values = [int(v) for v in re.findall(r"\((\d+)%\)", shown)]
+    assert len(shown_values) == len(want) and all(  # whole percent (JS rounds halves up, Python to even)
+        abs(v - 100 * h["value"]) <= 0.51 for v, h in zip(shown_values, want)
     ), (shown, want)
+
+
+def test_the_expert_hint_counts_points_in_a_hand_and_the_chance_of_the_match_in_a_match():
+    """The hint with search is in the search's unit: a one-hand game's values are points
+    (the hand's, the person's minus the bot's), a match's are the person's chance of
+    winning it after the hand (the expert values by the match), and its first move is the
+    expert's own choice in both."""
+    from agents.play.game import HUMAN, hint
+
+    expert = make_agent("expert")
+    for mode, unit in (("hand", "points"), ("match", "match")):
+        for seed in range(6):
+            game = Game(expert, mode=mode, seed=seed)
+            if game.to_move == HUMAN and game.observation()[1].sum() > 1:
+                break
+        obs, mask = game.observation()
+        got = hint(game, expert.policy, search=expert)
+        assert got and {h["unit"] for h in got} == {unit}, got
+        if unit == "match":
+            assert all(0 <= h["value"] <= 1 for h in got), got
+        else:
+            assert not all(0 <= h["value"] <= 1 for h in got), got  # points, not a chance
+        chosen = expert.act(obs, mask, state=game.state, seats=np.array([game.seat]))
+        assert got[0]["id"] == int(chosen)
+    proc = subprocess.run(  # the terminal's match (its default mode) says the chance in whole percent
+        [sys.executable, "-m", "agents.play", "--opponent", "expert", "--seed", "5"],
+        input="hint\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert re.search(r"hint: \w[^\n]* \(\d{1,3}% to win the match\)(; |\n)", proc.stdout), proc.stdout

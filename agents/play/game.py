@@ -405,9 +405,12 @@ def hint(game: Game, policy, k: int = 3, search=None) -> list:
     """The ``k`` moves ``policy`` (anything with ``probabilities(obs, mask)``) likes best
     for the person's position: ``{"id", "label", "probability"}``, best first. With
     ``search`` (a ``SearchAgent`` on that policy) those moves and the search's own
-    candidates are played out in sampled worlds: each also has ``"value"`` (the mean points
-    of the hand after it, the person's minus the bot's) and ``"se"``, and the first is
-    the search's choice (the policy's unless a move beats it by two standard errors)."""
+    candidates are played out in sampled worlds: each also has ``"value"`` and its
+    standard error ``"se"`` in ``"unit"``: ``"points"`` (the mean points of the hand after
+    it, the person's minus the bot's) or, where the search values by the match (``:match``,
+    the expert level's) in a match, ``"match"`` (the person's mean chance of winning the
+    match after the hand, 0 to 1); the first is the search's choice (the policy's unless a
+    move beats it by two standard errors)."""
     if game.to_move != HUMAN:
         return []
     obs, mask = game.observation()
@@ -416,13 +419,16 @@ def hint(game: Game, policy, k: int = 3, search=None) -> list:
     if search is None:
         return [{"id": a, "label": label(a), "probability": round(float(p[a]), 4)} for a in best]
     weighed = search.analyse(obs, mask, game.state, game.seat, moves=best)
+    unit = "match" if getattr(search, "value", "points") == "match" and game.mode == "match" else "points"
+    digits = 4 if unit == "match" else 2
     return [
         {
             "id": m["id"],
             "label": label(m["id"]),
             "probability": round(m["probability"], 4),
-            "value": round(m["value"], 2),
-            "se": round(min(m["se"], 999.0), 2),
+            "value": round(m["value"], digits),
+            "se": round(min(m["se"], 999.0), digits),
+            "unit": unit,
         }
         for m in weighed
     ]

@@ -189,6 +189,11 @@ TEXT = {
         "De expert zou (punten deze ronde, uitgespeeld): ",
         "Eksperten ville (poeng denne utdelingen, spilt ut): ",
     ),
+    "expert_would_match": (
+        "Expert would (your chance to win the match, played out): ",
+        "De expert zou (je kans om de partij te winnen, uitgespeeld): ",
+        "Eksperten ville (din sjanse til å vinne kampen, spilt ut): ",
+    ),
     "abandon": (
         "Abandon this match and start a new one?",
         "Deze partij opgeven en een nieuwe beginnen?",
@@ -284,6 +289,7 @@ TEXT = {
         "skriv: trekk, ta, pass, et kort å kaste (7h), bank 7h, stor gin, tips, avslutt",
     ),
     "t_hint": ("hint: ", "tip: ", "tips: "),
+    "t_match_chance": ("{p}% to win the match", "{p}% kans op de partij", "{p}% sjanse til å vinne kampen"),
     "t_no_hints": (
         "no trained policy at hand for hints",
         "geen getraind beleid voor tips",

@@ -16,8 +16,9 @@ Endpoints (every body and answer is JSON):
   person's next decision or the end of the game, and how long the bot thought over them.
 - ``GET /api/games/{id}/hint`` -> ``{"hint": [{"id", "label", "probability"}, ...]}``;
   ``?search=true``: the moves played out as the expert level searches, each with its
-  ``"value"`` (mean points of the hand after it, the person's minus the bot's) and
-  ``"se"``, the search's choice first.
+  ``"value"`` and ``"se"`` in its ``"unit"`` (``"points"``: mean points of the hand after
+  it, the person's minus the bot's; ``"match"``, in a match against the expert: the
+  person's chance of winning the match after the hand), the search's choice first.
 - ``GET /api/games/{id}/record`` -> ``{"id", "record"}``: the game's record
   (``agents.play.game.Game.record``).
 - ``GET /api/openapi.json``: this API as an OpenAPI 3.1 document (``agents/play/openapi.json``,

@@ -203,14 +203,17 @@ def run(game: Game, lines, out, hinter=None, lang: str = "en") -> int:
             continue
         if word == "hint":
             # Against the expert level the hint is the expert's: the moves played out by its
-            # search, each with the points of the hand after it (yours minus the bot's).
+            # search, each with the points of the hand after it (yours minus the bot's), or in
+            # a match your chance of winning it after the hand.
             search = game.agent if hasattr(game.agent, "analyse") else None
             tips = hint(game, hinter, search=search) if hinter is not None else []
             say(
                 phrase(lang, "t_hint")
                 + (
                     "; ".join(
-                        f"{move_label(lang, t['id'])} ({t['value']:+.1f})"
+                        f"{move_label(lang, t['id'])} ({phrase(lang, 't_match_chance', p=round(t['value'] * 100))})"
+                        if t.get("unit") == "match"
+                        else f"{move_label(lang, t['id'])} ({t['value']:+.1f})"
                         if "value" in t
                         else f"{move_label(lang, t['id'])} ({t['probability']:.0%})"
                         for t in tips

@@ -212,7 +212,7 @@ def command_parser(prog: str, doc: str) -> argparse.ArgumentParser:
         "--search",
         metavar="BUDGET",
         help="with --kaggle: the bot searches at decision time at this budget, as in +search=BUDGET "
-        "(64, 64:patient, 0.5s; the expert level's is 64:patient:lean=3)",
+        "(64, 64:patient, 0.5s; the expert level's is 64:patient:lean=3:match)",
     )
     return p
 

@@ -88,7 +88,7 @@ HAND_POINTS = (
 #: The "expert" level's budget (the agent spec ``expert``, the page's and the terminal's
 #: level): within 0.5 s median and 3 s at the 99th percentile a move on one core
 #: (docs/training.md, "Search at decision time").
-EXPERT_BUDGET = "64:patient:lean=3"
+EXPERT_BUDGET = "64:patient:lean=3:match"
 
 
 class SearchAgent:

@@ -479,8 +479,10 @@ async function showHint() {
     if (expert) $("hint-box").textContent = "…";
     const out = await api("GET", `/api/games/${game.id}/hint${expert ? "?search=true" : ""}`);
     const signed = (v) => (v >= 0 ? "+" : "") + v.toFixed(1);
+    const match = out.hint.length > 0 && out.hint[0].unit === "match"; // the person's chance to win the match
+    const worth = (h) => (match ? `${Math.round(h.value * 100)}%` : signed(h.value));
     $("hint-box").textContent = expert
-      ? T("expert_would") + out.hint.map((h) => `${moveLabel(h.id)} (${signed(h.value)})`).join(" · ")
+      ? T(match ? "expert_would_match" : "expert_would") + out.hint.map((h) => `${moveLabel(h.id)} (${worth(h)})`).join(" · ")
       : T("bot_would") + out.hint.map((h) => `${moveLabel(h.id)} (${Math.round(h.probability * 100)}%)`).join(" · ");
   } catch (e) {
     $("hint-box").textContent = e.message;
