@@ -284,7 +284,7 @@ def test_the_api_refuses_bad_requests_clearly_and_applies_nothing(server):
         # each with its value; the search's choice first; the same answer when asked again.
         searched = client.get(f"/api/games/{gid}/hint", params={"search": "true"}).json()["hint"]
         assert {h["id"] for h in hint} <= {h["id"] for h in searched} <= legal
-        assert all(set(h) == {"id", "label", "probability", "value", "se"} and h["se"] >= 0 for h in searched)
+        assert all(set(h) == {"id", "label", "probability", "value", "se", "unit"} and h["se"] >= 0 for h in searched)
         assert client.get(f"/api/games/{gid}/hint", params={"search": "1"}).json()["hint"] == searched
         assert client.get(f"/api/games/{gid}/hint", params={"search": "0"}).json()["hint"] == hint
         r = client.get(f"/api/games/{gid}/hint", params={"search": "yes please"})
