@@ -336,6 +336,25 @@ def test_match_valued_rollouts_equal_one_game_at_a_time(policy, seed):
     assert np.array_equal(rollout(policy, h.copy(), hf, hs, match=True), rollout(policy, h.copy(), hf, hs))
 
 
+def test_the_unit_of_a_searchs_values_is_the_match_only_where_it_values_and_plays_a_match(policy):
+    """``unit``: ``"match"`` for a search valued by the match in match-mode games, else
+    ``"points"``; ``analyse`` labels every move with it, and its match values are chances
+    (0 to 1) where its points values are not bounded so."""
+    hand = advanced(policy, 8, 3, moves=5)
+    match = core.init(8, Rules(), 3, mode="match")
+    match.scores[:] = 90  # near the target: a hand's points decide the match
+    by_match, by_points = SearchAgent(policy, worlds=4, value="match"), SearchAgent(policy, worlds=4)
+    assert (by_match.unit(match), by_match.unit(hand)) == ("match", "points")
+    assert (by_points.unit(match), by_points.unit(hand)) == ("points", "points")
+    obs, mask = observe(match, match.current), core.legal_action_mask(match)
+    one, seat = match.select([0]), int(match.current[0])
+    chances = by_match.analyse(obs[0], mask[0], one, seat)
+    points = by_points.analyse(obs[0], mask[0], one, seat)
+    assert {m["unit"] for m in chances} == {"match"} and {m["unit"] for m in points} == {"points"}
+    assert all(0 <= m["value"] <= 1 for m in chances)
+    assert any(abs(m["value"]) > 1 for m in points)
+
+
 @pytest.mark.parametrize("opponent", ["marjj", "knock_early"])
 def test_rollouts_against_a_baseline_equal_one_game_at_a_time(policy, opponent):
     """``:vs=NAME``: the other seat's rollout moves are the baseline's, the searching

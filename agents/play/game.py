@@ -419,7 +419,7 @@ def hint(game: Game, policy, k: int = 3, search=None) -> list:
     if search is None:
         return [{"id": a, "label": label(a), "probability": round(float(p[a]), 4)} for a in best]
     weighed = search.analyse(obs, mask, game.state, game.seat, moves=best)
-    unit = "match" if getattr(search, "value", "points") == "match" and game.mode == "match" else "points"
+    unit = search.unit(game.state)
     digits = 4 if unit == "match" else 2
     return [
         {

@@ -182,13 +182,20 @@ class SearchAgent:
         digest = hashlib.blake2b(np.ascontiguousarray(observations, np.float32).tobytes(), digest_size=8).digest()
         self.rng = np.random.default_rng([self.seed, int.from_bytes(digest, "little")])
 
+    def unit(self, state: core.State) -> str:
+        """What a rollout in ``state``'s games is worth: ``"match"`` (the chance of winning
+        the match after the hand) where the search values by the match and the games are a
+        match, else ``"points"`` (the hand's points, own minus the opponent's)."""
+        return "match" if self.value == "match" and state.mode == "match" else "points"
+
     def analyse(self, observation, action_mask, state: core.State, seat: int, moves=()) -> list:
         """One game's search laid open (the API's hint with search): the moves it weighs
         (its usual candidates and ``moves``), each as ``{"id", "probability" (the
-        policy's), "value" (the mean points of the hand after it over the worlds, own minus
-        the opponent's), "se" (its standard error), "gain" (over the policy's choice,
-        paired), "chosen"}``, the chosen move first, then by value. Searched whatever
-        the number of candidates; the worlds as ``act``'s (the same seed and observation)."""
+        policy's), "value" (the mean over the worlds of what the hand after it is worth,
+        in ``"unit"``: see ``unit``), "se" (its standard error), "gain" (over the policy's
+        choice, paired), "chosen", "unit"}``, the chosen move first, then by value. Searched
+        whatever the number of candidates; the worlds as ``act``'s (the same seed and
+        observation)."""
         obs = np.asarray(observation, np.float32).reshape(1, -1)
         mask = np.asarray(action_mask, bool).reshape(1, -1)
         probs = self.policy.probabilities(obs, mask).reshape(1, -1)
@@ -209,6 +216,7 @@ class SearchAgent:
                 "se": float(se[i]),
                 "gain": float(gain[0, i]),
                 "chosen": i == pick,
+                "unit": self.unit(state),
             }
             for i, a in enumerate(ids[0])
         ]
@@ -297,7 +305,7 @@ class SearchAgent:
             first,
             seat,
             patient=self.rollouts == "patient",
-            match=self.value == "match",
+            match=self.unit(state) == "match",
             opponent=self._opponent,
         )
         return value.reshape(g, w, k)
