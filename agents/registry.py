@@ -5,7 +5,8 @@ checkpoint loader and where the shipped bot lives. Every room imports these from
 An agent spec is a baseline name (``BASELINES``), ``shipped`` (the shipped bot, which
 travels inside the package), ``expert`` (the shipped bot searching at decision time),
 a checkpoint directory or file, either of those with
-``+search[=W]`` (the policy with search at decision time), or an object with ``act``.
+``+search[=W]`` (the policy with search at decision time; ``+search`` alone at the
+expert level's budget), or an object with ``act``.
 
 The shipped bot's location and name are ``agents.bots``'s, handed on here.
 """

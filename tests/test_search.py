@@ -10,6 +10,7 @@ torch = pytest.importorskip("torch")
 from agents import SHIPPED, load_policy, make_agent  # noqa: E402
 from agents.evaluate import play  # noqa: E402
 from agents.training.search import (  # noqa: E402
+    EXPERT_BUDGET,
     HAND_POINTS,
     SearchAgent,
     _paired,
@@ -105,8 +106,23 @@ def test_search_picks_legal_moves_and_sometimes_overrides_the_policy(policy):
     assert (probs[np.arange(len(a)), a] >= 0.02).all()  # ... and never one it all but rules out
 
 
+def test_a_bare_search_is_the_expert_level():
+    """``<bot>+search`` with no budget is the expert level: the budget its figures were
+    measured with (docs/training.md), the same agent as the spec ``expert``."""
+    from agents.registry import make_agent
+
+    bare, expert = make_agent("shipped+search"), make_agent("expert")
+    assert bare.name == expert.name
+    assert (bare.worlds, bare.rollouts, bare.lean, bare.value) == (64, "patient", 3, "match")
+    assert make_agent("shipped+search:patient").worlds == 16  # options alone: 16 worlds
+
+
 def test_the_spec_and_its_errors(policy):
-    assert parse_search("checkpoints/champion+search") == ("checkpoints/champion", {"worlds": 16})
+    # A bare +search is the default budget: the expert level's, what its figures were measured with.
+    expert = {"worlds": 64, "rollouts": "patient", "lean": 3, "value": "match"}
+    assert EXPERT_BUDGET == "64:patient:lean=3:match"
+    assert parse_search("checkpoints/champion+search") == ("checkpoints/champion", expert)
+    assert parse_search("a+search=") == ("a", expert)
     assert parse_search("a/b+search=4") == ("a/b", {"worlds": 4})
     assert parse_search("shipped+search=0.5s") == ("shipped", {"worlds": 512, "seconds": 0.5})
     assert parse_search("a+search=64:patient") == ("a", {"worlds": 64, "rollouts": "patient"})

@@ -21,9 +21,10 @@ yet ``Z``: more worlds where the choice is open, not where it is settled; a worl
 still (the same worlds for the same observation). Rollouts (``rollouts``): ``greedy`` (the
 policy for both seats), or ``patient`` (the searching seat never knocks short of gin in
 its rollouts, the other seat plays the policy: the setting the strongest Monte Carlo bot
-found best). The agent spec ``<checkpoint>+search`` (16 worlds), ``+search=W`` (W
-worlds), ``+search=0.5s`` (anytime, half a second a move, up to 512 worlds) and
-``:patient`` after either (``+search=64:patient``) build one (``make_agent``).
+found best). The agent spec ``<checkpoint>+search`` (the default budget, the expert
+level's: ``EXPERT_BUDGET``), ``+search=W`` (W worlds), ``+search=0.5s`` (anytime, half a
+second a move, up to 512 worlds) and ``:patient`` after either (``+search=64:patient``)
+build one (``make_agent``).
 
 Worlds that lean (``lean``, ``:lean=M`` in the spec, after ``:vs=``): each world is the
 best of M deals for the opponent's hand, the one where it holds the least deadwood
@@ -85,9 +86,9 @@ HAND_POINTS = (
     *(0.0788, 0.1027, 0.0757, 0.0800, 0.0730, 0.1978, 0.1440, 0.0745, 0.0385, 0.0253),
     *(0.0180, 0.0132, 0.0067, 0.0045, 0.0022, 0.0010, 0.0008, 0.0003, 0.0000, 0.0005),
 )
-#: The "expert" level's budget (the agent spec ``expert``, the page's and the terminal's
-#: level): within 0.5 s median and 3 s at the 99th percentile a move on one core
-#: (docs/training.md, "Search at decision time").
+#: The default budget (a bare ``+search``) and the "expert" level's (the agent spec
+#: ``expert``, the page's and the terminal's level): within 0.5 s median and 3 s at the
+#: 99th percentile a move on one core (docs/training.md, "Search at decision time").
 EXPERT_BUDGET = "64:patient:lean=3:match"
 
 
@@ -432,13 +433,15 @@ def parse_search(spec: str):
     """``"<path>+search[=BUDGET][:patient][:match]"`` -> ``(path, options)`` for
     ``SearchAgent`` (BUDGET: ``W`` worlds, ``W-M``: W deepening up to M, or ``0.5s``:
     anytime, up to 512 worlds;
-    ``:patient`` its rollouts, ``:match`` its valuation); else ``None``."""
+    ``:patient`` its rollouts, ``:match`` its valuation); else ``None``. ``+search``
+    alone is the default budget, the expert level's (``EXPERT_BUDGET``); options without
+    a budget (``+search:patient``) search 16 worlds."""
     path, sep, option = str(spec).rpartition("+")
     if not sep or not (option == "search" or option.startswith(("search=", "search:"))):
         return None
     if not path.strip():
         raise ValueError(f"agent spec {spec!r}: name a checkpoint before +search, e.g. shipped+search")
-    text = option[len("search") :].lstrip("=") or "16"
+    text = option[len("search") :].lstrip("=") or EXPERT_BUDGET  # bare: the default budget, the expert's
     if text.startswith(":"):
         text = "16" + text
     m = _BUDGET.match(text)
