@@ -109,8 +109,6 @@ def test_search_picks_legal_moves_and_sometimes_overrides_the_policy(policy):
 def test_a_bare_search_is_the_expert_level():
     """``<bot>+search`` with no budget is the expert level: the budget its figures were
     measured with (docs/training.md), the same agent as the spec ``expert``."""
-    from agents.registry import make_agent
-
     bare, expert = make_agent("shipped+search"), make_agent("expert")
     assert bare.name == expert.name
     assert (bare.worlds, bare.rollouts, bare.lean, bare.value) == (64, "patient", 3, "match")
