@@ -492,11 +492,17 @@ def settle(page):
     )
 
 
+def close_result(page):
+    """Close a hand's result if one is open: the page deals at random, and the bot may
+    knock on its first move, leaving the result on top before the person's first click."""
+    if page.is_visible("#result"):
+        page.click("#next")
+        settle(page)
+
+
 def first_moves(page, n):
     for _ in range(n):
-        if page.is_visible("#result"):  # a hand ended (the bot knocked): on to the next
-            page.click("#next")
-            settle(page)
+        close_result(page)  # a hand ended (the bot knocked): on to the next
         ids = page.evaluate("game.state.legal_actions.map(a => a.id)")
         if A.PASS in ids:
             page.click("#pass")
@@ -509,6 +515,7 @@ def first_moves(page, n):
 
 def new_game_with(page, select: str, value: str) -> None:
     """Choose ``value`` in the page's ``select`` and start a new game (accepting the ask)."""
+    close_result(page)
     page.select_option(select, value)
     page.once("dialog", lambda d: d.accept())
     page.click("#new")
@@ -544,9 +551,7 @@ def test_a_reload_mid_match_resumes_the_same_match_and_new_game_asks_first(chrom
     assert page.evaluate("game.id") == gid and page.evaluate("game.state.hand") == hand
     shown = page.eval_on_selector_all("#hand .card", "els => els.map(e => e.dataset.card)")
     assert sorted(shown) == sorted(hand)
-    if page.is_visible("#result"):  # the bot's knock ended a hand in those moves: its result, again
-        page.click("#next")
-        settle(page)
+    close_result(page)  # the bot's knock ended a hand in those moves: its result, again
     page.once("dialog", lambda d: d.dismiss())  # "abandon this match?" - no
     page.click("#new")
     settle(page)
@@ -647,6 +652,7 @@ def test_the_page_offers_each_opponent_and_preset_and_names_the_drawn_card(chrom
     options = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
     assert options == ["bot", "expert", "knock_early", "gin_hunter", "patient", "camper", "marjj", "random"]
     assert "pagat" in page.eval_on_selector_all("#rules option", "els => els.map(e => e.value)")
+    close_result(page)
     page.select_option("#opponent", "gin_hunter")
     page.select_option("#rules", "pagat")
     page.once("dialog", lambda d: d.accept())
@@ -1059,9 +1065,7 @@ def test_the_expert_level_searches_in_the_api_the_terminal_and_the_page(server, 
     assert seconds >= 0.1, "no searched move in 80 moves"
     assert f"(it thought {seconds:.1f} s)" in page.inner_text("#news"), page.inner_text("#news")
     # The hint against the expert is the expert's: the moves played out, each with its points.
-    if page.is_visible("#result"):
-        page.click("#next")
-        settle(page)
+    close_result(page)
     page.click("#hint")
     page.wait_for_function("document.querySelector('#hint-box').textContent.startsWith('Expert would')")
     gid = page.evaluate("game.id")
