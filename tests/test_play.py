@@ -538,6 +538,36 @@ def play_to_result(page):
     raise AssertionError("the hand did not end in 300 moves")
 
 
+BOT_ENDS_AT_ONCE = 235  # a match deal on which the shipped bot ends the first hand on its first move
+
+
+def test_a_hand_the_bot_ends_before_the_first_click_shows_its_result_and_play_goes_on(chromium_page):
+    """The deal of ``BOT_ENDS_AT_ONCE``: the page opens on the first hand's result (the
+    person has not moved), Next closes it on the second hand of the same match, and New
+    game then asks before throwing that match away."""
+    from agents.play.game import Game
+
+    game = Game(make_agent(str(ROOT / "checkpoints" / "champion")), mode="match", seed=BOT_ENDS_AT_ONCE)
+    assert len(game.results) == 1 and not game.over  # the fact the test stands on
+    browser, url = chromium_page
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.route("**/api/games", lambda route: with_seed(route, BOT_ENDS_AT_ONCE))
+    page.goto(url + "/")
+    settle(page)
+    assert page.is_visible("#result") and page.evaluate("game.state.hands_played") == 1
+    assert not any(m["player"] == "human" for m in page.evaluate("game.state.moves"))
+    gid = page.evaluate("game.id")
+    page.click("#next")
+    settle(page)
+    assert page.is_hidden("#result") and page.evaluate("game.id") == gid
+    assert page.evaluate("game.state.hand_no") == 2
+    asked = []
+    page.once("dialog", lambda d: (asked.append(d.message), d.dismiss()))  # "abandon this match?" - no
+    page.click("#new")
+    settle(page)
+    assert asked and page.evaluate("game.id") == gid
+
+
 def test_a_reload_mid_match_resumes_the_same_match_and_new_game_asks_first(chromium_page):
     browser, url = chromium_page
     page = browser.new_page(viewport={"width": 1280, "height": 800})
