@@ -399,14 +399,14 @@ def test_ctrl_c_while_imitating_checkpoints_and_the_resume_equals_an_uninterrupt
 
     if teacher == "checkpoint":
         teacher = str(train.train(tiny(tmp_path / "teacher", "total_decisions=256"), quiet=True).parent)
-    sets = [*TINY, f"bc_teacher={teacher}", "bc_decisions=400000", "total_decisions=256"]
+    sets = [*TINY, f"bc_teacher={teacher}", "bc_decisions=100000", "total_decisions=256"]
     dirs = [f"log_dir={tmp_path / 'runs'}", f"checkpoint_dir={tmp_path / 'ck'}", "run_name=cut"]
     code, _, err = interrupt_train(sets + dirs, f"imitating {teacher}", cwd=tmp_path)
     assert code == 0, err
     run = tmp_path / "ck" / "cut"
     step = run / (run / "LATEST").read_text().strip()
     meta = json.loads((step / "trainer.json").read_text())
-    assert meta["update"] == 0 and 0 < meta["imitation"]["seen"] < 400_000
+    assert meta["update"] == 0 and 0 < meta["imitation"]["seen"] < 100_000
     resumed = train.train(train.make_config(sets=dirs[:1]), resume=run, quiet=True)
     whole = train.train(
         train.make_config(
