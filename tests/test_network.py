@@ -3,6 +3,8 @@ the belief net's plane and its loss, old checkpoints still loading."""
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -282,6 +284,30 @@ def test_the_numpy_policy_plays_the_shipped_bots_moves():
     assert checked == 64 * 40
     with pytest.raises(ValueError, match="greedily"):
         np_policy.act(obs[0], mask[0], deterministic=False)
+
+
+READ_ONLY_INPUTS = """
+import warnings
+warnings.filterwarnings("error", message=".*not writable.*")  # torch's warning, as an error
+from agents import SHIPPED
+from agents.training.policy import load_policy
+from ginenv import VectorEnv
+obs, mask, _ = VectorEnv(8, "standard", seed=3).reset()
+obs.flags.writeable = False
+assert not mask.flags.writeable  # the env's own masks are read-only
+policy = load_policy(SHIPPED)
+acts, greedy = policy.act(obs, mask), policy.greedy(obs, mask)
+assert (acts == greedy).all() and mask[range(8), acts].all()
+assert policy.belief(obs).shape == (8, 52) and policy.probabilities(obs[0], mask[0]).shape == (108,)
+print("no warning")
+"""
+
+
+def test_the_policy_reads_the_envs_read_only_arrays_without_a_torch_warning():
+    """The envs hand out read-only masks; torch warns (once a process, so in a process of
+    its own) when a tensor would share a read-only array's memory."""
+    out = subprocess.run([sys.executable, "-c", READ_ONLY_INPUTS], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "no warning", out.stderr[-2000:]
 
 
 def test_the_numpy_policy_gives_what_the_search_asks_as_the_torch_policy_does():

@@ -32,6 +32,12 @@ def build_model(meta: dict) -> ActorCritic:
     return ActorCritic(network_spec(meta))
 
 
+def _tensor(a: np.ndarray) -> torch.Tensor:
+    """``a`` as a CPU tensor sharing its memory, or as a copy where ``a`` is read-only (the
+    envs hand out read-only masks; torch warns of such an array, though nothing here writes)."""
+    return torch.from_numpy(a if a.flags.writeable else a.copy())
+
+
 class Policy:
     """A trained policy, for frontends and for the evaluator.
 
@@ -65,7 +71,7 @@ class Policy:
             raise ValueError("observations must be finite numbers (one holds NaN or infinity)")
         if not m.astype(bool).any(1).all():
             raise ValueError("every observation needs at least one legal action (a mask is all false)")
-        return torch.as_tensor(o, device=device), torch.as_tensor(m.astype(bool), device=device), single
+        return _tensor(o).to(device), torch.as_tensor(m.astype(bool), device=device), single
 
     @torch.no_grad()
     def act(self, observation, action_mask, deterministic: bool = True):
@@ -91,7 +97,7 @@ class Policy:
     @torch.no_grad()
     def greedy(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``(B,)`` the greedy action of each of a batch of observations."""
-        return self.model.act_greedy(torch.from_numpy(observations), torch.from_numpy(masks)).numpy()
+        return self.model.act_greedy(_tensor(observations), _tensor(masks)).numpy()
 
     @torch.no_grad()
     def belief(self, observations: np.ndarray) -> np.ndarray | None:
@@ -99,7 +105,7 @@ class Policy:
         network without one."""
         if not self.model.has_belief:
             return None
-        return self.model.actor.belief(torch.as_tensor(observations)).numpy()
+        return self.model.actor.belief(_tensor(observations)).numpy()
 
 
 def load_policy(path, seed: int = 0) -> Policy:
