@@ -5,7 +5,8 @@ against marjj on ``--seed 7`` where the bot alone wins 0.536, and a network that
 the view learned to score knocks worth only +0.02. Is the search's gain in the knock
 decisions (then the view holds it and the learned knock value was the weak link), or in
 the other moves? The searching bot here searches only the decisions where a knock (or big
-gin) is legal and plays the policy's choice elsewhere.
+gin) is legal and plays the policy's choice elsewhere (``--where knock``), or the reverse
+(``other``), or everywhere (``all``: the expert level, its worlds dealt per slice).
 
     python bench/knock_search.py --matches 1000 --seed 7 --workers 2
 """
@@ -39,7 +40,7 @@ class KnockSearch:
     def act(self, observations, action_masks, state=None, seats=None):
         masks = np.asarray(action_masks, bool)
         knock = masks[:, A.KNOCK : A.DRAW_STOCK].any(1) | masks[:, A.BIG_GIN]
-        rows = np.flatnonzero(knock if self.where == "knock" else ~knock)
+        rows = np.flatnonzero({"knock": knock, "other": ~knock, "all": np.ones_like(knock)}[self.where])
         out = self.search.policy.greedy(np.asarray(observations, np.float32), masks)
         self.decisions += len(masks)
         if rows.size:
@@ -64,7 +65,7 @@ def main() -> None:
     p.add_argument("--matches", type=int, default=1000)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--where", choices=("knock", "other"), default="knock")
+    p.add_argument("--where", choices=("knock", "other", "all"), default="knock")
     p.add_argument("--slice", type=int, default=50)
     args = p.parse_args()
     cuts = [*range(0, args.matches, args.slice), args.matches]
